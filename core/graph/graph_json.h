@@ -1,0 +1,24 @@
+// The JSON form of graphs and reports: the proto3 JSON mapping, so a Python
+// exporter writes plain files the CLI reads.
+// Thread-safety: pure functions.
+#ifndef AOTCACHE_CORE_GRAPH_GRAPH_JSON_H_
+#define AOTCACHE_CORE_GRAPH_GRAPH_JSON_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/message.h"
+
+namespace aotcache {
+
+// Parses `json` into `message`. Returns InvalidArgument with the parser's
+// complaint (unknown fields are errors: a typo must not be ignored).
+absl::Status ParseJson(absl::string_view json, google::protobuf::Message* message);
+
+// Pretty-printed, fields in declaration order, snake_case names.
+std::string ToJson(const google::protobuf::Message& message);
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_GRAPH_GRAPH_JSON_H_

@@ -1,0 +1,79 @@
+#include "core/graph/tensor_meta.h"
+
+namespace aotcache {
+
+int64_t Meta::numel() const {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+int64_t Meta::StorageExtent() const {
+  if (numel() == 0) return offset;
+  int64_t last = offset;
+  for (size_t d = 0; d < shape.size(); ++d) last += (shape[d] - 1) * stride[d];
+  return last + 1;
+}
+
+bool Meta::IsContiguous() const { return stride == ContiguousStrides(shape); }
+
+bool Meta::operator==(const Meta& other) const {
+  return shape == other.shape && stride == other.stride &&
+         offset == other.offset && dtype == other.dtype;
+}
+
+std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> stride(shape.size());
+  int64_t s = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    stride[d] = s;
+    s *= shape[d] > 1 ? shape[d] : 1;
+  }
+  return stride;
+}
+
+Meta ContiguousMeta(std::vector<int64_t> shape, DType dtype) {
+  Meta meta;
+  meta.stride = ContiguousStrides(shape);
+  meta.shape = std::move(shape);
+  meta.dtype = dtype;
+  return meta;
+}
+
+Meta MetaFromProto(const v1::TensorMeta& proto) {
+  Meta meta;
+  meta.shape.assign(proto.shape().begin(), proto.shape().end());
+  if (proto.stride_size() == 0) {
+    meta.stride = ContiguousStrides(meta.shape);
+  } else {
+    meta.stride.assign(proto.stride().begin(), proto.stride().end());
+  }
+  meta.offset = proto.storage_offset();
+  meta.dtype = proto.dtype();
+  return meta;
+}
+
+v1::TensorMeta MetaToProto(const Meta& meta) {
+  v1::TensorMeta proto;
+  for (int64_t s : meta.shape) proto.add_shape(s);
+  for (int64_t s : meta.stride) proto.add_stride(s);
+  proto.set_storage_offset(meta.offset);
+  proto.set_dtype(meta.dtype);
+  proto.set_device("cpu");
+  return proto;
+}
+
+double BoundArg::AsDouble() const {
+  switch (kind) {
+    case Kind::kInt:
+      return static_cast<double>(i);
+    case Kind::kFloat:
+      return f;
+    case Kind::kBool:
+      return b ? 1.0 : 0.0;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace aotcache

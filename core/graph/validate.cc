@@ -1,0 +1,601 @@
+#include "core/graph/validate.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+namespace {
+
+using Kind = BoundArg::Kind;
+
+absl::Status Invalid(absl::string_view where, absl::string_view detail) {
+  return absl::InvalidArgumentError(absl::StrCat(where, ": ", detail));
+}
+
+std::string NodeWhere(const v1::Graph& graph, int i) {
+  return absl::StrCat("node '", graph.nodes(i).name(), "' (nodes[", i, "], ",
+                      graph.nodes(i).op(), ")");
+}
+
+// Checks a meta given by the client: dtype, device, sizes, strides, limits.
+absl::Status CheckMeta(absl::string_view where, const v1::TensorMeta& meta,
+                       const GraphLimits& limits) {
+  if (DTypeRank(meta.dtype()) < 0) {
+    return Invalid(where, "dtype is unspecified or unsupported");
+  }
+  if (!meta.device().empty() && meta.device() != "cpu") {
+    return Invalid(where, absl::StrCat("device '", meta.device(),
+                                       "' is not supported (cpu only)"));
+  }
+  if (meta.shape_size() > limits.max_rank) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(where, ": rank ", meta.shape_size(), " exceeds the limit ",
+                     limits.max_rank));
+  }
+  if (meta.stride_size() != 0 && meta.stride_size() != meta.shape_size()) {
+    return Invalid(where, absl::StrCat("stride has ", meta.stride_size(),
+                                       " entries for ", meta.shape_size(),
+                                       " dims"));
+  }
+  int64_t numel = 1;
+  for (int64_t s : meta.shape()) {
+    if (s < 0) return Invalid(where, absl::StrCat("negative size ", s));
+    if (__builtin_mul_overflow(numel, s, &numel) || numel > limits.max_numel) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(where, ": element count overflows the limit ",
+                       limits.max_numel));
+    }
+  }
+  for (int64_t s : meta.stride()) {
+    if (s < 0) return Invalid(where, absl::StrCat("negative stride ", s));
+    if (s > limits.max_numel) return Invalid(where, "stride too large");
+  }
+  if (meta.storage_offset() < 0 || meta.storage_offset() > limits.max_numel) {
+    return Invalid(where, "storage_offset out of range");
+  }
+  return absl::OkStatus();
+}
+
+class Resolver {
+ public:
+  Resolver(const v1::Graph& graph, const GraphLimits& limits)
+      : graph_(graph), limits_(limits) {
+    resolved_.graph = &graph;
+  }
+
+  absl::StatusOr<ResolvedGraph> Run() {
+    if (graph_.nodes_size() > limits_.max_nodes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "nodes: ", graph_.nodes_size(), " nodes exceed the limit ",
+          limits_.max_nodes));
+    }
+    if (graph_.inputs_size() > limits_.max_inputs) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "inputs: ", graph_.inputs_size(), " inputs exceed the limit ",
+          limits_.max_inputs));
+    }
+    AOTCACHE_RETURN_IF_ERROR(AddInputs());
+    AOTCACHE_RETURN_IF_ERROR(AddConstants());
+    AOTCACHE_RETURN_IF_ERROR(IndexNodeNames());
+    for (int i = 0; i < graph_.nodes_size(); ++i) {
+      AOTCACHE_RETURN_IF_ERROR(AddNode(i));
+    }
+    if (graph_.outputs_size() == 0) return Invalid("outputs", "graph has no outputs");
+    for (int i = 0; i < graph_.outputs_size(); ++i) {
+      std::string where = absl::StrCat("outputs[", i, "]");
+      AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(where, graph_.outputs(i),
+                                               graph_.nodes_size()));
+      resolved_.outputs.push_back(id);
+    }
+    return std::move(resolved_);
+  }
+
+ private:
+  absl::Status Define(absl::string_view where, const std::string& name,
+                      int value_id) {
+    if (name.empty()) return Invalid(where, "empty name");
+    if (!names_.emplace(name, value_id).second) {
+      return Invalid(where, absl::StrCat("duplicate name '", name, "'"));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddInputs() {
+    absl::flat_hash_map<int, int64_t> declared_size;
+    for (int i = 0; i < graph_.storages_size(); ++i) {
+      const v1::Storage& s = graph_.storages(i);
+      std::string where = absl::StrCat("storages[", i, "]");
+      if (s.size() < 0) return Invalid(where, "negative size");
+      if (!declared_size.emplace(s.id(), s.size()).second) {
+        return Invalid(where, absl::StrCat("duplicate storage id ", s.id()));
+      }
+    }
+    absl::flat_hash_map<int, int> canonical;  // Graph storage id -> index.
+    std::vector<DType> storage_dtype;
+    for (int i = 0; i < graph_.inputs_size(); ++i) {
+      const v1::Input& in = graph_.inputs(i);
+      std::string where = absl::StrCat("inputs[", i, "] '", in.name(), "'");
+      AOTCACHE_RETURN_IF_ERROR(CheckMeta(where, in.meta(), limits_));
+      if (!in.meta().is_leaf() && !in.meta().requires_grad()) {
+        return Invalid(where,
+                       "is_leaf=false needs requires_grad=true (a tensor "
+                       "without autograd history is a leaf)");
+      }
+      AOTCACHE_RETURN_IF_ERROR(Define(where, in.name(), i));
+      Meta meta = MetaFromProto(in.meta());
+      int storage;
+      if (in.has_storage()) {
+        auto size = declared_size.find(in.storage());
+        if (size == declared_size.end()) {
+          return Invalid(where, absl::StrCat("storage ", in.storage(),
+                                             " is not in storages"));
+        }
+        auto [it, is_new] = canonical.emplace(in.storage(),
+                                              resolved_.storage_size.size());
+        if (is_new) {
+          resolved_.storage_size.push_back(size->second);
+          storage_dtype.push_back(meta.dtype);
+        } else if (storage_dtype[it->second] != meta.dtype) {
+          return Invalid(where, "inputs sharing a storage must share a dtype");
+        }
+        storage = it->second;
+      } else {
+        storage = resolved_.storage_size.size();
+        resolved_.storage_size.push_back(meta.StorageExtent());
+        storage_dtype.push_back(meta.dtype);
+      }
+      if (meta.StorageExtent() > resolved_.storage_size[storage]) {
+        return Invalid(where, absl::StrCat("reaches element ",
+                                           meta.StorageExtent() - 1,
+                                           " of a storage of ",
+                                           resolved_.storage_size[storage]));
+      }
+      resolved_.input_storage.push_back(storage);
+      AddValue({ValueInfo::Source::kInput, i, 0, std::move(meta)});
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddConstants() {
+    int64_t total_bytes = 0;
+    for (int i = 0; i < graph_.constants_size(); ++i) {
+      const v1::Constant& c = graph_.constants(i);
+      std::string where = absl::StrCat("constants[", i, "] '", c.name(), "'");
+      AOTCACHE_RETURN_IF_ERROR(CheckMeta(where, c.meta(), limits_));
+      if (c.meta().requires_grad()) {
+        return Invalid(where,
+                       "a constant cannot require grad; pass it as an input");
+      }
+      Meta meta = ContiguousMeta(
+          std::vector<int64_t>(c.meta().shape().begin(), c.meta().shape().end()),
+          c.meta().dtype());
+      int64_t bytes = meta.numel() * ItemSize(meta.dtype);
+      if (static_cast<int64_t>(c.data().size()) != bytes) {
+        return Invalid(where, absl::StrCat("data has ", c.data().size(),
+                                           " bytes, expected ", bytes));
+      }
+      total_bytes += bytes;
+      if (total_bytes > limits_.max_constant_bytes) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            where, ": constants exceed ", limits_.max_constant_bytes, " bytes"));
+      }
+      AOTCACHE_RETURN_IF_ERROR(
+          Define(where, c.name(), static_cast<int>(resolved_.values.size())));
+      AddValue({ValueInfo::Source::kConstant, i, 0, std::move(meta)});
+    }
+    return absl::OkStatus();
+  }
+
+  // Records each node's position so a reference to a later node can be told
+  // apart from one to nothing.
+  absl::Status IndexNodeNames() {
+    for (int i = 0; i < graph_.nodes_size(); ++i) {
+      const std::string& name = graph_.nodes(i).name();
+      if (name.empty()) return Invalid(NodeWhere(graph_, i), "empty name");
+      if (names_.contains(name) || !node_position_.emplace(name, i).second) {
+        return Invalid(NodeWhere(graph_, i),
+                       absl::StrCat("duplicate name '", name, "'"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Resolves a reference made at node position `at` (nodes_size for outputs).
+  absl::StatusOr<int> Lookup(absl::string_view where, const std::string& name,
+                             int at) {
+    auto it = names_.find(name);
+    if (it != names_.end()) {
+      if (it->second == kMultiResult) {
+        return Invalid(where, absl::StrCat("'", name,
+                                           "' has several results; read one "
+                                           "with getitem"));
+      }
+      return it->second;
+    }
+    auto later = node_position_.find(name);
+    if (later != node_position_.end()) {
+      return Invalid(where, absl::StrCat(
+          "'", name, "' is used before it is defined (nodes[", later->second,
+          "]): a cycle, or nodes not in topological order"));
+    }
+    return Invalid(where, absl::StrCat("'", name, "' is not defined"));
+  }
+
+  absl::Status AddGetItem(int i) {
+    const v1::Node& node = graph_.nodes(i);
+    std::string where = NodeWhere(graph_, i);
+    if (node.args_size() != 2 || node.args(0).value_case() != v1::Argument::kNode ||
+        node.args(1).value_case() != v1::Argument::kInt || node.kwargs_size() != 0) {
+      return Invalid(where, "getitem takes (node, int)");
+    }
+    auto source = multi_results_.find(node.args(0).node());
+    if (source == multi_results_.end()) {
+      AOTCACHE_RETURN_IF_ERROR(Lookup(where, node.args(0).node(), i).status());
+      return Invalid(where, absl::StrCat("'", node.args(0).node(),
+                                         "' has a single result"));
+    }
+    int64_t index = node.args(1).int_();
+    const std::vector<int>& results = source->second;
+    if (index < 0 || index >= static_cast<int64_t>(results.size())) {
+      return Invalid(where, absl::StrCat("index ", index, " out of range for ",
+                                         results.size(), " results"));
+    }
+    names_.emplace(node.name(), results[index]);
+    return CheckDeclared(where, node, {resolved_.values[results[index]].meta},
+                         OpEffect::kFunctional);
+  }
+
+  absl::StatusOr<BoundArg> BindArg(absl::string_view where, const ArgSchema& s,
+                                   const v1::Argument& a, int at) {
+    BoundArg b;
+    std::string here = absl::StrCat(where, " argument '", s.name, "'");
+    auto type_error = [&](absl::string_view got) {
+      return Invalid(here, absl::StrCat("expected ", ArgTypeName(s.type),
+                                        ", got ", got));
+    };
+    switch (a.value_case()) {
+      case v1::Argument::kNone:
+        if (!a.none()) return Invalid(here, "'none' must be true");
+        b.kind = Kind::kNone;
+        break;
+      case v1::Argument::kNode: {
+        AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(here, a.node(), at));
+        b.kind = Kind::kTensor;
+        b.values.push_back(id);
+        break;
+      }
+      case v1::Argument::kNodes:
+        b.kind = Kind::kTensorList;
+        for (const std::string& name : a.nodes().names()) {
+          AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(here, name, at));
+          b.values.push_back(id);
+        }
+        break;
+      case v1::Argument::kInt:
+        b.kind = Kind::kInt;
+        b.i = a.int_();
+        break;
+      case v1::Argument::kFloat:
+        b.kind = Kind::kFloat;
+        b.f = a.float_();
+        break;
+      case v1::Argument::kBool:
+        b.kind = Kind::kBool;
+        b.b = a.bool_();
+        break;
+      case v1::Argument::kString:
+        b.kind = Kind::kString;
+        b.s = a.string();
+        break;
+      case v1::Argument::kDevice:
+        if (a.device() != "cpu") return Invalid(here, "only cpu is supported");
+        b.kind = Kind::kDevice;
+        b.s = a.device();
+        break;
+      case v1::Argument::kInts:
+        b.kind = Kind::kInts;
+        b.ints.assign(a.ints().values().begin(), a.ints().values().end());
+        break;
+      case v1::Argument::kDtype:
+        if (DTypeRank(a.dtype()) < 0) return Invalid(here, "unsupported dtype");
+        b.kind = Kind::kDType;
+        b.dtype = a.dtype();
+        break;
+      case v1::Argument::VALUE_NOT_SET:
+        return Invalid(here, "argument has no value");
+    }
+    bool optional = false;
+    bool ok = false;
+    switch (s.type) {
+      case ArgType::kTensor:
+        // Python numbers stand in for tensors in make_fx traces (x * 2).
+        ok = b.kind == Kind::kTensor || b.is_number();
+        break;
+      case ArgType::kOptionalTensor:
+        ok = b.kind == Kind::kTensor || b.is_none();
+        break;
+      case ArgType::kTensorList:
+        ok = b.kind == Kind::kTensorList;
+        break;
+      case ArgType::kOptionalInt:
+        optional = true;
+        [[fallthrough]];
+      case ArgType::kInt:
+        ok = b.kind == Kind::kInt;
+        break;
+      case ArgType::kOptionalIntList:
+        optional = true;
+        [[fallthrough]];
+      case ArgType::kIntList:
+        if (b.kind == Kind::kInt) {  // int[1] accepts a bare int.
+          b.kind = Kind::kInts;
+          b.ints = {b.i};
+        }
+        ok = b.kind == Kind::kInts;
+        break;
+      case ArgType::kOptionalFloat:
+        optional = true;
+        [[fallthrough]];
+      case ArgType::kFloat:
+        if (b.kind == Kind::kInt) {
+          b.kind = Kind::kFloat;
+          b.f = static_cast<double>(b.i);
+        }
+        ok = b.kind == Kind::kFloat;
+        break;
+      case ArgType::kScalar:
+        ok = b.is_number();
+        break;
+      case ArgType::kOptionalBool:
+        optional = true;
+        [[fallthrough]];
+      case ArgType::kBool:
+        ok = b.kind == Kind::kBool;
+        break;
+      case ArgType::kString:
+        ok = b.kind == Kind::kString;
+        break;
+      case ArgType::kOptionalScalarType:
+        optional = true;
+        ok = b.kind == Kind::kDType;
+        break;
+      case ArgType::kOptionalDevice:
+        optional = true;
+        ok = b.kind == Kind::kDevice;
+        break;
+      case ArgType::kOptionalLayout:
+      case ArgType::kOptionalMemoryFormat:
+        optional = true;
+        ok = b.kind == Kind::kString;
+        break;
+      case ArgType::kOptionalGenerator:
+        optional = true;  // Only None: generators do not cross the wire.
+        break;
+    }
+    if (!ok && !(optional && b.is_none())) {
+      return type_error(a.DebugString());
+    }
+    return b;
+  }
+
+  absl::StatusOr<BoundArg> DefaultArg(const ArgSchema& s) {
+    BoundArg b;
+    const v1::Argument& d = *s.default_value;
+    switch (d.value_case()) {
+      case v1::Argument::kInt:
+        if (s.type == ArgType::kFloat || s.type == ArgType::kOptionalFloat) {
+          b.kind = Kind::kFloat;
+          b.f = static_cast<double>(d.int_());
+        } else {
+          b.kind = Kind::kInt;
+          b.i = d.int_();
+        }
+        break;
+      case v1::Argument::kFloat:
+        b.kind = Kind::kFloat;
+        b.f = d.float_();
+        break;
+      case v1::Argument::kBool:
+        b.kind = Kind::kBool;
+        b.b = d.bool_();
+        break;
+      case v1::Argument::kString:
+        b.kind = Kind::kString;
+        b.s = d.string();
+        break;
+      case v1::Argument::kInts:
+        b.kind = Kind::kInts;
+        b.ints.assign(d.ints().values().begin(), d.ints().values().end());
+        break;
+      default:
+        b.kind = Kind::kNone;
+    }
+    return b;
+  }
+
+  absl::Status CheckDeclared(absl::string_view where, const v1::Node& node,
+                             const std::vector<Meta>& inferred,
+                             OpEffect effect) {
+    if (node.output_meta_size() == 0) return absl::OkStatus();
+    if (node.output_meta_size() != static_cast<int>(inferred.size())) {
+      return Invalid(where, absl::StrCat("output_meta has ",
+                                         node.output_meta_size(),
+                                         " entries for ", inferred.size(),
+                                         " results"));
+    }
+    for (size_t r = 0; r < inferred.size(); ++r) {
+      const v1::TensorMeta& declared = node.output_meta(r);
+      std::string here = absl::StrCat(where, " output_meta[", r, "]");
+      AOTCACHE_RETURN_IF_ERROR(CheckMeta(here, declared, limits_));
+      Meta d = MetaFromProto(declared);
+      if (d.shape != inferred[r].shape || d.dtype != inferred[r].dtype) {
+        return Invalid(here, absl::StrCat(
+            "declared shape [", absl::StrJoin(d.shape, ", "), "] ",
+            DTypeName(d.dtype), " contradicts inferred [",
+            absl::StrJoin(inferred[r].shape, ", "), "] ",
+            DTypeName(inferred[r].dtype)));
+      }
+      bool aliases = effect != OpEffect::kFunctional;
+      if (aliases && declared.stride_size() > 0 &&
+          (d.stride != inferred[r].stride || d.offset != inferred[r].offset)) {
+        return Invalid(here, "declared strides or offset contradict the view");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddNode(int i) {
+    const v1::Node& node = graph_.nodes(i);
+    std::string where = NodeWhere(graph_, i);
+    if (IsGetItem(node.op())) return AddGetItem(i);
+    const OpInfo* op = OpRegistry::Get().Find(node.op());
+    if (op == nullptr) {
+      return Invalid(where, absl::StrCat("unsupported op '", node.op(), "'"));
+    }
+    if (node.grad_mode() != v1::GRAD_MODE_ENABLED &&
+        node.grad_mode() != v1::GRAD_MODE_DISABLED) {
+      return Invalid(where, "grad_mode must be set (GRAD_MODE_ENABLED or "
+                            "GRAD_MODE_DISABLED)");
+    }
+    if (node.args_size() + node.kwargs_size() > limits_.max_args_per_node) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(where, ": too many arguments"));
+    }
+    const std::vector<ArgSchema>& schema = op->schema.args;
+    int num_positional = 0;
+    while (num_positional < static_cast<int>(schema.size()) &&
+           !schema[num_positional].kwarg_only) {
+      ++num_positional;
+    }
+    if (node.args_size() > num_positional) {
+      return Invalid(where, absl::StrCat("takes at most ", num_positional,
+                                         " positional arguments, got ",
+                                         node.args_size()));
+    }
+    for (const auto& [name, value] : node.kwargs()) {
+      bool known = false;
+      for (size_t k = 0; k < schema.size(); ++k) {
+        if (schema[k].name != name) continue;
+        known = true;
+        if (static_cast<int>(k) < node.args_size()) {
+          return Invalid(where, absl::StrCat("argument '", name,
+                                             "' given twice"));
+        }
+      }
+      if (!known) {
+        return Invalid(where, absl::StrCat("unknown keyword argument '", name, "'"));
+      }
+    }
+    ResolvedNode resolved;
+    resolved.op = op;
+    resolved.grad_enabled = node.grad_mode() == v1::GRAD_MODE_ENABLED;
+    resolved.proto_index = i;
+    for (size_t k = 0; k < schema.size(); ++k) {
+      const v1::Argument* given = nullptr;
+      if (static_cast<int>(k) < node.args_size()) {
+        given = &node.args(k);
+      } else if (auto it = node.kwargs().find(schema[k].name);
+                 it != node.kwargs().end()) {
+        given = &it->second;
+      }
+      if (given != nullptr) {
+        AOTCACHE_ASSIGN_OR_RETURN(BoundArg b, BindArg(where, schema[k], *given, i));
+        resolved.args.push_back(std::move(b));
+      } else if (schema[k].default_value.has_value()) {
+        AOTCACHE_ASSIGN_OR_RETURN(BoundArg b, DefaultArg(schema[k]));
+        resolved.args.push_back(std::move(b));
+      } else {
+        return Invalid(where, absl::StrCat("missing argument '",
+                                           schema[k].name, "'"));
+      }
+    }
+    // The first tensor argument of an aliasing op must be a tensor.
+    if (op->effect != OpEffect::kFunctional && !resolved.args[0].is_tensor()) {
+      return Invalid(where, absl::StrCat("argument '", schema[0].name,
+                                         "' must be a tensor"));
+    }
+    for (size_t k = 0; k < schema.size(); ++k) {
+      if (schema[k].type == ArgType::kTensor && resolved.args[k].is_number() &&
+          (k == 0 || !AcceptsNumberOperands(*op))) {
+        return Invalid(where, absl::StrCat("argument '", schema[k].name,
+                                           "' must be a tensor"));
+      }
+    }
+    InferContext ctx(op->schema, resolved.args, metas_);
+    absl::StatusOr<std::vector<Meta>> inferred = op->infer(ctx);
+    if (!inferred.ok()) return Invalid(where, inferred.status().message());
+    for (Meta& m : *inferred) {
+      int64_t numel = 1;
+      for (int64_t s : m.shape) {
+        if (__builtin_mul_overflow(numel, s, &numel) || numel > limits_.max_numel) {
+          return absl::ResourceExhaustedError(
+              absl::StrCat(where, ": result exceeds ", limits_.max_numel,
+                           " elements"));
+        }
+      }
+      if (op->effect == OpEffect::kFunctional) {
+        m.offset = 0;  // Fresh memory.
+      }
+    }
+    AOTCACHE_RETURN_IF_ERROR(CheckDeclared(where, node, *inferred, op->effect));
+    // A fresh result may have the layout make_fx saw (clone keeps strides).
+    if (op->effect == OpEffect::kFunctional) {
+      for (int r = 0; r < node.output_meta_size(); ++r) {
+        if (node.output_meta(r).stride_size() > 0) {
+          (*inferred)[r].stride.assign(node.output_meta(r).stride().begin(),
+                                       node.output_meta(r).stride().end());
+        }
+      }
+    }
+    int node_index = static_cast<int>(resolved_.nodes.size());
+    for (size_t r = 0; r < inferred->size(); ++r) {
+      resolved.results.push_back(static_cast<int>(resolved_.values.size()));
+      AddValue({ValueInfo::Source::kNode, node_index, static_cast<int>(r),
+                (*inferred)[r]});
+    }
+    if (resolved.results.size() == 1) {
+      names_.emplace(node.name(), resolved.results[0]);
+    } else {
+      names_.emplace(node.name(), kMultiResult);
+      multi_results_.emplace(node.name(), resolved.results);
+    }
+    resolved_.nodes.push_back(std::move(resolved));
+    return absl::OkStatus();
+  }
+
+  // Ops whose non-self tensor operands may be Python numbers (x * 2).
+  static bool AcceptsNumberOperands(const OpInfo& op) {
+    return op.infer == infer::Elementwise || op.infer == infer::ElementwiseFloat ||
+           op.infer == infer::Comparison || op.infer == infer::InPlace ||
+           op.infer == infer::Where;
+  }
+
+  void AddValue(ValueInfo value) {
+    metas_.push_back(value.meta);
+    resolved_.values.push_back(std::move(value));
+  }
+
+  static constexpr int kMultiResult = -1;
+
+  const v1::Graph& graph_;
+  const GraphLimits& limits_;
+  ResolvedGraph resolved_;
+  absl::flat_hash_map<std::string, int> names_;  // Name -> value id.
+  absl::flat_hash_map<std::string, int> node_position_;
+  absl::flat_hash_map<std::string, std::vector<int>> multi_results_;
+  std::vector<Meta> metas_;  // The metas of resolved_.values, for inference.
+};
+
+}  // namespace
+
+absl::StatusOr<ResolvedGraph> ValidateGraph(const v1::Graph& graph,
+                                            const GraphLimits& limits) {
+  return Resolver(graph, limits).Run();
+}
+
+}  // namespace aotcache
