@@ -137,7 +137,6 @@ const Row kRows[] = {
     {"bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", infer::SameAsSelf, kUsesRng | kNotDifferentiable},
     {"bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", infer::SameAsSelf, kUsesRng | kNotDifferentiable},
     {"bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", infer::SameAsSelf, kUsesRng, "aten.bernoulli.p"},
-    {"bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)", infer::SameAsSelf, kUsesRng | kNotDifferentiable, "aten.bernoulli.default"},
 };
 
 OpEffect EffectOf(const OpSchema& schema, unsigned flags) {

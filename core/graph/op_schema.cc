@@ -182,7 +182,9 @@ absl::StatusOr<OpSchema> ParseOpSchema(absl::string_view text) {
   }
 
   absl::string_view returns = text.substr(arrow + 5);
-  returns = absl::StripSuffix(absl::StripPrefix(returns, "("), ")");
+  if (absl::ConsumePrefix(&returns, "(")) {  // A tuple of results.
+    returns = absl::StripSuffix(returns, ")");
+  }
   for (absl::string_view raw : absl::StrSplit(returns, ", ")) {
     ReturnSchema ret;
     std::string type_text;

@@ -1,0 +1,144 @@
+#include "client/cli/analyze_command.h"
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "core/analysis/analyze.h"
+#include "core/analysis/mode.h"
+#include "core/graph/graph_json.h"
+#include "core/key/cache_key.h"
+#include "core/key/host_target.h"
+
+namespace aotcache {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: aotcache analyze [--json] [--keep-input-mutations] "
+    "[--backend=NAME] GRAPH.json\n";
+
+std::string Lower(absl::string_view enum_name, absl::string_view prefix) {
+  std::string s(absl::StripPrefix(enum_name, prefix));
+  for (char& c : s) c = static_cast<char>(std::tolower(c));
+  return s;
+}
+
+void PrintReadable(const v1::Graph& graph, const Analysis& a,
+                   const std::string& key, std::ostream& out) {
+  const v1::ViewAndMutationData& vmd = a.view_and_mutation;
+  std::vector<bool> caller_rg;
+  for (const v1::Input& in : graph.inputs()) {
+    caller_rg.push_back(in.meta().requires_grad());
+  }
+  out << "mode: " << Lower(v1::Mode_Name(a.mode), "MODE_") << "  ("
+      << ExplainMode(caller_rg, vmd) << ")\n";
+  out << "key:  " << key << "\n";
+  if (!a.uncacheable_reason.empty()) {
+    out << "not cacheable: " << a.uncacheable_reason << "\n";
+  }
+  out << "inputs:\n";
+  for (int i = 0; i < vmd.inputs_size(); ++i) {
+    const v1::InputAliasInfo& in = vmd.inputs(i);
+    std::vector<std::string> facts;
+    if (in.requires_grad()) facts.push_back("requires_grad");
+    facts.push_back(in.is_leaf() ? "leaf" : "non-leaf");
+    if (in.mutates_data()) {
+      facts.push_back(in.mutations_under_no_grad_or_inference_mode()
+                          ? "mutates_data(under no_grad)"
+                          : "mutates_data");
+    }
+    if (in.mutates_metadata()) facts.push_back("mutates_metadata");
+    if (in.mutations_hidden_from_autograd()) facts.push_back("hidden");
+    out << "  [" << i << "] " << graph.inputs(i).name() << ": "
+        << absl::StrJoin(facts, ", ") << "\n";
+  }
+  out << "outputs:\n";
+  for (int j = 0; j < vmd.outputs_size(); ++j) {
+    const v1::OutputAliasInfo& o = vmd.outputs(j);
+    out << "  [" << j << "] " << graph.outputs(j) << ": "
+        << Lower(v1::OutputType_Name(o.output_type()), "OUTPUT_TYPE_");
+    if (o.has_base_idx()) out << " (base " << o.base_idx() << ")";
+    if (o.requires_grad()) out << ", requires_grad";
+    out << "\n";
+  }
+  out << "intermediate bases: " << vmd.num_intermediate_bases() << "\n";
+  for (const v1::SyntheticBase& b : vmd.synthetic_bases()) {
+    out << "synthetic base: storage " << b.storage() << " (" << b.size()
+        << " elements) for inputs " << absl::StrJoin(b.inputs(), ", ")
+        << "\n";
+  }
+  std::vector<std::string> tangents;
+  for (const v1::TangentInfo& t : vmd.tangents()) {
+    tangents.push_back(absl::StrCat(
+        Lower(v1::TangentSource_Name(t.source()), "TANGENT_SOURCE_"), "[",
+        t.index(), "]"));
+  }
+  out << "tangents: "
+      << (tangents.empty() ? "none" : absl::StrJoin(tangents, ", ")) << "\n";
+}
+
+}  // namespace
+
+int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
+                      std::ostream& err) {
+  bool json = false;
+  std::string path;
+  std::string backend = "reference";
+  v1::CompileOptions options;
+  for (const std::string& arg : args) {
+    if (arg == "--json") {
+      json = true;
+    } else if (arg == "--keep-input-mutations") {
+      options.set_keep_input_mutations(true);
+    } else if (absl::StartsWith(arg, "--backend=")) {
+      backend = arg.substr(10);
+    } else if (absl::StartsWith(arg, "-") || !path.empty()) {
+      err << "aotcache analyze: unexpected argument '" << arg << "'\n" << kUsage;
+      return 2;
+    } else {
+      path = arg;
+    }
+  }
+  if (path.empty()) {
+    err << kUsage;
+    return 2;
+  }
+  std::ifstream file(path);
+  if (!file) {
+    err << "aotcache analyze: cannot read " << path << "\n";
+    return 1;
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  v1::Graph graph;
+  absl::Status parsed = ParseJson(text.str(), &graph);
+  if (!parsed.ok()) {
+    err << path << ": " << parsed.message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<Analysis> analysis = Analyze(graph, options);
+  if (!analysis.ok()) {
+    err << path << ": " << analysis.status().message() << "\n";
+    return 1;
+  }
+  KeyContext context{PipelineVersion(), HostTarget(), backend, "1"};
+  CacheKey key = ComputeKey(analysis->graph, analysis->view_and_mutation,
+                            analysis->mode, options, context);
+  if (json) {
+    v1::AnalysisReport report;
+    report.set_mode(analysis->mode);
+    *report.mutable_view_and_mutation() = analysis->view_and_mutation;
+    report.set_key(key.ToHex());
+    *report.mutable_functional_graph() = analysis->functional_graph;
+    out << ToJson(report);
+  } else {
+    PrintReadable(graph, *analysis, key.ToHex(), out);
+  }
+  return 0;
+}
+
+}  // namespace aotcache

@@ -1,0 +1,49 @@
+#include "core/analysis/analyze.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/analysis/autograd_replay.h"
+#include "core/analysis/functionalize.h"
+#include "core/analysis/mode.h"
+#include "core/analysis/view_and_mutation.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+namespace {
+
+std::string UncacheableReason(const ResolvedGraph& graph) {
+  for (const ResolvedNode& node : graph.nodes) {
+    if (node.op->cacheability == Cacheability::kUsesRng) {
+      const v1::Node& proto = graph.proto(node);
+      return absl::StrCat("node '", proto.name(), "' uses ", proto.op(),
+                          ", whose result depends on torch's RNG state");
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+absl::StatusOr<Analysis> Analyze(const v1::Graph& graph,
+                                 const v1::CompileOptions& options,
+                                 const GraphLimits& limits) {
+  Analysis analysis;
+  AOTCACHE_ASSIGN_OR_RETURN(analysis.graph, ValidateGraph(graph, limits));
+  AOTCACHE_ASSIGN_OR_RETURN(Replay replay, ReplayAutograd(analysis.graph));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      analysis.view_and_mutation,
+      AnalyzeViewsAndMutations(analysis.graph, replay, options));
+  std::vector<bool> caller_requires_grad;
+  for (const v1::Input& in : graph.inputs()) {
+    caller_requires_grad.push_back(in.meta().requires_grad());
+  }
+  analysis.mode = DecideMode(caller_requires_grad, analysis.view_and_mutation);
+  AOTCACHE_ASSIGN_OR_RETURN(
+      analysis.functional_graph,
+      Functionalize(analysis.graph, replay, analysis.view_and_mutation));
+  analysis.uncacheable_reason = UncacheableReason(analysis.graph);
+  return analysis;
+}
+
+}  // namespace aotcache

@@ -1,0 +1,477 @@
+#include "core/analysis/functionalize.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/analysis/view_and_mutation.h"
+#include "core/graph/validate.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+namespace {
+
+using Kind = BoundArg::Kind;
+
+// One step of a view chain: the view op and its non-self arguments.
+struct ViewStep {
+  const OpInfo* op;
+  std::vector<BoundArg> args;  // args[0] (self) is a placeholder.
+};
+
+// Where an object of the original program stands in the functional graph.
+struct ObjectState {
+  std::vector<ViewStep> chain;  // From its storage's root value.
+  int value = -1;               // Local value id, valid at `generation`.
+  int generation = 0;
+};
+
+struct StorageRoot {
+  int value = -1;  // Local value id of the storage's current contents.
+  int generation = 0;
+};
+
+const OpInfo& Op(absl::string_view name) {
+  return *OpRegistry::Get().Find(name);
+}
+
+BoundArg TensorArg(int local) {
+  BoundArg b;
+  b.kind = Kind::kTensor;
+  b.values = {local};
+  return b;
+}
+
+BoundArg IntArg(int64_t v) {
+  BoundArg b;
+  b.kind = Kind::kInt;
+  b.i = v;
+  return b;
+}
+
+BoundArg FalseArg() {
+  BoundArg b;
+  b.kind = Kind::kBool;
+  return b;
+}
+
+BoundArg IntsArg(std::vector<int64_t> v) {
+  BoundArg b;
+  b.kind = Kind::kInts;
+  b.ints = std::move(v);
+  return b;
+}
+
+class Functionalizer {
+ public:
+  Functionalizer(const ResolvedGraph& graph, const Replay& replay,
+                 const v1::ViewAndMutationData& vmd)
+      : graph_(graph), replay_(replay), vmd_(vmd) {
+    for (const v1::Input& in : graph.graph->inputs()) used_names_.insert(in.name());
+    for (const v1::Constant& c : graph.graph->constants()) used_names_.insert(c.name());
+    for (const v1::Node& n : graph.graph->nodes()) {
+      used_names_.insert(n.name());
+      original_names_.insert(n.name());
+    }
+  }
+
+  absl::StatusOr<v1::Graph> Run() {
+    objects_.resize(replay_.objects.size());
+    roots_.resize(replay_.storages.size());
+    *out_.mutable_storages() = graph_.graph->storages();
+    AddInputs();
+    for (int c = 0; c < graph_.num_constants(); ++c) {
+      *out_.add_constants() = graph_.graph->constants(c);
+      int local = NewValue(graph_.graph->constants(c).name(),
+                           graph_.values[graph_.ConstantValue(c)].meta);
+      int obj = replay_.value_object[graph_.ConstantValue(c)];
+      SetFresh(obj, local);
+    }
+    for (const ResolvedNode& node : graph_.nodes) {
+      AOTCACHE_RETURN_IF_ERROR(Step(node));
+    }
+    AOTCACHE_RETURN_IF_ERROR(AddOutputs());
+    absl::StatusOr<ResolvedGraph> check = ValidateGraph(out_);
+    if (!check.ok()) {
+      return absl::InternalError(absl::StrCat(
+          "functionalization produced an invalid graph: ",
+          check.status().message()));
+    }
+    return std::move(out_);
+  }
+
+ private:
+  // --- Building the output graph -----------------------------------------
+
+  int NewValue(std::string name, Meta meta) {
+    names_.push_back(std::move(name));
+    metas_.push_back(std::move(meta));
+    return static_cast<int>(metas_.size()) - 1;
+  }
+
+  // Names of the original program are kept for the node that replaces each
+  // original node; every other node gets a fresh name.
+  std::string FreshName(absl::string_view hint) {
+    if (original_names_.erase(hint) > 0) return std::string(hint);
+    std::string name(hint);
+    for (int n = 1; !used_names_.insert(name).second; ++n) {
+      name = absl::StrCat(hint, "_", n);
+    }
+    return name;
+  }
+
+  v1::Argument ToProto(const BoundArg& b) const {
+    v1::Argument a;
+    switch (b.kind) {
+      case Kind::kNone: a.set_none(true); break;
+      case Kind::kInt: a.set_int_(b.i); break;
+      case Kind::kFloat: a.set_float_(b.f); break;
+      case Kind::kBool: a.set_bool_(b.b); break;
+      case Kind::kString: a.set_string(b.s); break;
+      case Kind::kDevice: a.set_device(b.s); break;
+      case Kind::kInts:
+        for (int64_t v : b.ints) a.mutable_ints()->add_values(v);
+        break;
+      case Kind::kDType: a.set_dtype(b.dtype); break;
+      case Kind::kTensor: a.set_node(names_[b.values[0]]); break;
+      case Kind::kTensorList:
+        for (int v : b.values) a.mutable_nodes()->add_names(names_[v]);
+        break;
+    }
+    return a;
+  }
+
+  // Emits `op(args)` (tensor args are local value ids) and returns the local
+  // ids of its results.
+  absl::StatusOr<std::vector<int>> Emit(const OpInfo& op,
+                                        std::vector<BoundArg> args,
+                                        bool grad_enabled,
+                                        absl::string_view name_hint) {
+    InferContext ctx(op.schema, args, metas_);
+    AOTCACHE_ASSIGN_OR_RETURN(std::vector<Meta> metas, op.infer(ctx));
+    v1::Node* node = out_.add_nodes();
+    node->set_name(FreshName(name_hint));
+    node->set_op(op.qualified_name);
+    node->set_grad_mode(grad_enabled ? v1::GRAD_MODE_ENABLED
+                                     : v1::GRAD_MODE_DISABLED);
+    for (size_t k = 0; k < args.size(); ++k) {
+      const ArgSchema& s = op.schema.args[k];
+      if (s.kwarg_only) {
+        if (!args[k].is_none()) (*node->mutable_kwargs())[s.name] = ToProto(args[k]);
+      } else {
+        *node->add_args() = ToProto(args[k]);
+      }
+    }
+    std::string base_name = node->name();
+    std::vector<int> results;
+    if (metas.size() == 1) {
+      results.push_back(NewValue(base_name, std::move(metas[0])));
+      return results;
+    }
+    for (size_t r = 0; r < metas.size(); ++r) {
+      v1::Node* get = out_.add_nodes();
+      get->set_name(FreshName(absl::StrCat(base_name, "_", r)));
+      get->set_op("getitem");
+      get->add_args()->set_node(base_name);
+      get->add_args()->set_int_(static_cast<int64_t>(r));
+      results.push_back(NewValue(get->name(), std::move(metas[r])));
+    }
+    return results;
+  }
+
+  absl::StatusOr<int> EmitOne(const OpInfo& op, std::vector<BoundArg> args,
+                              bool grad_enabled, absl::string_view hint) {
+    AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> r,
+                              Emit(op, std::move(args), grad_enabled, hint));
+    return r[0];
+  }
+
+  // --- Objects and storages ----------------------------------------------
+
+  void SetFresh(int obj, int local) {
+    ObjectState& o = objects_[obj];
+    o.value = local;
+    o.generation = 0;
+    StorageRoot& root = roots_[replay_.objects[obj].storage];
+    root.value = local;
+  }
+
+  void AddInputs() {
+    std::vector<int> synthetic_of_storage(graph_.storage_size.size(), -1);
+    for (int b = 0; b < vmd_.synthetic_bases_size(); ++b) {
+      synthetic_of_storage[vmd_.synthetic_bases(b).storage()] = b;
+    }
+    for (int i = 0; i < graph_.num_inputs(); ++i) {
+      const v1::Input& in = graph_.graph->inputs(i);
+      int obj = replay_.input_object[i];
+      int storage = graph_.input_storage[i];
+      int synthetic = synthetic_of_storage[storage];
+      if (synthetic < 0) {
+        *out_.add_inputs() = in;
+        input_local_.push_back(NewValue(in.name(), graph_.values[i].meta));
+        SetFresh(obj, input_local_.back());
+        continue;
+      }
+      input_local_.push_back(-1);  // Members are rebuilt from the base.
+      const v1::SyntheticBase& base = vmd_.synthetic_bases(synthetic);
+      StorageRoot& root = roots_[storage];
+      if (root.value < 0) {
+        v1::Input* added = out_.add_inputs();
+        added->set_name(FreshName(absl::StrCat("synthetic_base_", storage)));
+        Meta meta = ContiguousMeta({base.size()}, base.dtype());
+        *added->mutable_meta() = MetaToProto(meta);
+        bool requires_grad = false;
+        for (int m : base.inputs()) {
+          requires_grad |= graph_.graph->inputs(m).meta().requires_grad();
+        }
+        added->mutable_meta()->set_requires_grad(requires_grad);
+        added->mutable_meta()->set_is_leaf(true);
+        root.value = NewValue(added->name(), meta);
+      }
+      const Meta& m = graph_.values[i].meta;
+      ViewStep step{&Op("aten.as_strided.default"),
+                    {BoundArg(), IntsArg(m.shape), IntsArg(m.stride),
+                     IntArg(m.offset)}};
+      objects_[obj].chain.push_back(std::move(step));
+      objects_[obj].generation = -1;  // Built on first read.
+    }
+  }
+
+  // Applies one view step to `local`.
+  absl::StatusOr<int> ApplyView(const ViewStep& step, int local,
+                                bool grad_enabled) {
+    std::vector<BoundArg> args = step.args;
+    args[0] = TensorArg(local);
+    return EmitOne(*step.op, std::move(args), grad_enabled,
+                   absl::StrCat(step.op->schema.name, "_regen"));
+  }
+
+  // The up-to-date local value of `obj`, regenerated from its storage's
+  // current contents if the storage was written since.
+  absl::StatusOr<int> Read(int obj, bool grad_enabled) {
+    ObjectState& o = objects_[obj];
+    const StorageRoot& root = roots_[replay_.objects[obj].storage];
+    if (o.generation == root.generation && o.value >= 0) return o.value;
+    int local = root.value;
+    for (const ViewStep& step : o.chain) {
+      AOTCACHE_ASSIGN_OR_RETURN(local, ApplyView(step, local, grad_enabled));
+    }
+    o.value = local;
+    o.generation = root.generation;
+    return local;
+  }
+
+  // The functional inverse of `step`: writes `updated` (the new value of the
+  // view) into `base` (the value the view was taken of).
+  absl::StatusOr<int> Scatter(const ViewStep& step, int base, int updated,
+                              bool grad_enabled) {
+    const std::string& name = step.op->schema.name;
+    auto with = [&](absl::string_view op, std::vector<BoundArg> args) {
+      return EmitOne(Op(op), std::move(args), grad_enabled,
+                     absl::StrCat(name, "_inverse"));
+    };
+    if (name == "select") {
+      return with("aten.select_scatter.default",
+                  {TensorArg(base), TensorArg(updated), step.args[1], step.args[2]});
+    }
+    if (name == "slice") {
+      return with("aten.slice_scatter.default",
+                  {TensorArg(base), TensorArg(updated), step.args[1],
+                   step.args[2], step.args[3], step.args[4]});
+    }
+    if (name == "as_strided") {
+      return with("aten.as_strided_scatter.default",
+                  {TensorArg(base), TensorArg(updated), step.args[1],
+                   step.args[2], step.args[3]});
+    }
+    if (name == "detach" || name == "alias") return updated;
+    if (name == "t") return with("aten.t.default", {TensorArg(updated)});
+    if (name == "transpose") {
+      return with("aten.transpose.int",
+                  {TensorArg(updated), step.args[1], step.args[2]});
+    }
+    if (name == "permute") {
+      std::vector<int64_t> inverse(step.args[1].ints.size());
+      int64_t rank = static_cast<int64_t>(inverse.size());
+      for (int64_t i = 0; i < rank; ++i) {
+        int64_t d = step.args[1].ints[i];
+        inverse[d < 0 ? d + rank : d] = i;
+      }
+      return with("aten.permute.default", {TensorArg(updated), IntsArg(inverse)});
+    }
+    if (name == "unsqueeze") {
+      int64_t d = step.args[1].i;
+      if (d < 0) d += metas_[updated].dim();
+      return with("aten.squeeze.dim", {TensorArg(updated), IntArg(d)});
+    }
+    if (name == "squeeze") {
+      if (metas_[base].dim() == metas_[updated].dim()) return updated;
+      int64_t d = step.args[1].i;
+      if (d < 0) d += metas_[base].dim();
+      return with("aten.unsqueeze.default", {TensorArg(updated), IntArg(d)});
+    }
+    if (name == "view" || name == "_reshape_alias" || name == "_unsafe_view") {
+      int source = updated;
+      if (!metas_[updated].IsContiguous()) {
+        AOTCACHE_ASSIGN_OR_RETURN(source, with("aten.clone.default",
+                                               {TensorArg(updated), BoundArg()}));
+      }
+      return with("aten.view.default",
+                  {TensorArg(source), IntsArg(metas_[base].shape)});
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot write through a view made by aten.", name,
+        " (eager refuses writes where several elements share memory)"));
+  }
+
+  // Makes `updated` the new value of `obj` and of its whole storage.
+  absl::Status Write(int obj, int updated, bool grad_enabled) {
+    ObjectState& o = objects_[obj];
+    StorageRoot& root = roots_[replay_.objects[obj].storage];
+    // Values along the chain, root first.
+    std::vector<int> along = {root.value};
+    for (size_t k = 0; k + 1 < o.chain.size(); ++k) {
+      AOTCACHE_ASSIGN_OR_RETURN(int v, ApplyView(o.chain[k], along.back(),
+                                                 grad_enabled));
+      along.push_back(v);
+    }
+    int value = updated;
+    for (size_t k = o.chain.size(); k-- > 0;) {
+      AOTCACHE_ASSIGN_OR_RETURN(value, Scatter(o.chain[k], along[k], value,
+                                               grad_enabled));
+    }
+    root.value = value;
+    ++root.generation;
+    o.value = updated;
+    o.generation = root.generation;
+    return absl::OkStatus();
+  }
+
+  // --- The original program ------------------------------------------------
+
+  absl::StatusOr<std::vector<BoundArg>> ReadArgs(const ResolvedNode& node) {
+    std::vector<BoundArg> args = node.args;
+    for (BoundArg& a : args) {
+      for (int& v : a.values) {
+        AOTCACHE_ASSIGN_OR_RETURN(v, Read(replay_.value_object[v], node.grad_enabled));
+      }
+    }
+    return args;
+  }
+
+  absl::Status Step(const ResolvedNode& node) {
+    const OpInfo& op = *node.op;
+    const std::string& name = graph_.proto(node).name();
+    AOTCACHE_ASSIGN_OR_RETURN(std::vector<BoundArg> args, ReadArgs(node));
+    if (op.effect == OpEffect::kFunctional) {
+      AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> results,
+                                Emit(op, std::move(args), node.grad_enabled, name));
+      for (size_t r = 0; r < results.size(); ++r) {
+        SetFresh(replay_.value_object[node.results[r]], results[r]);
+      }
+      return absl::OkStatus();
+    }
+    int self = replay_.value_object[node.args[0].values[0]];
+    int result = replay_.value_object[node.results[0]];
+    switch (op.effect) {
+      case OpEffect::kView:
+      case OpEffect::kDetach:
+      case OpEffect::kUnsafeView: {
+        ViewStep step{&op, node.args};
+        step.args[0] = BoundArg();
+        AOTCACHE_ASSIGN_OR_RETURN(int local,
+                                  EmitOne(op, std::move(args), node.grad_enabled, name));
+        ObjectState& view = objects_[result];
+        view.chain = objects_[self].chain;
+        view.chain.push_back(std::move(step));
+        view.value = local;
+        view.generation = roots_[replay_.objects[result].storage].generation;
+        return absl::OkStatus();
+      }
+      case OpEffect::kInPlaceMetadata: {
+        ViewStep step{&Op(op.functional_counterpart), node.args};
+        step.args[0] = BoundArg();
+        AOTCACHE_ASSIGN_OR_RETURN(
+            int local, EmitOne(*step.op, std::move(args), node.grad_enabled, name));
+        objects_[self].chain.push_back(std::move(step));
+        objects_[self].value = local;
+        return absl::OkStatus();
+      }
+      case OpEffect::kInPlace: {
+        const OpInfo& functional = Op(op.functional_counterpart);
+        // zero_ -> zeros_like: only self carries over.
+        args.resize(functional.schema.args.size());
+        for (size_t k = node.args.size(); k < args.size(); ++k) {
+          if (functional.schema.args[k].default_value.has_value()) {
+            args[k] = BoundArg();
+          }
+        }
+        AOTCACHE_ASSIGN_OR_RETURN(
+            int updated, EmitOne(functional, std::move(args), node.grad_enabled, name));
+        return Write(self, updated, node.grad_enabled);
+      }
+      case OpEffect::kFunctional:
+        break;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddOutputs() {
+    std::vector<int> objects;
+    std::vector<std::pair<int, int>> kept;  // (input, object) written in place.
+    for (int i = 0; i < vmd_.inputs_size(); ++i) {
+      const v1::InputAliasInfo& in = vmd_.inputs(i);
+      if (MutationStaysInGraph(in)) {
+        kept.emplace_back(i, replay_.input_object[i]);
+      } else if (in.mutates_data() || in.mutates_metadata()) {
+        objects.push_back(replay_.input_object[i]);
+      }
+    }
+    for (int v : graph_.outputs) objects.push_back(replay_.value_object[v]);
+    for (size_t j = 0; j < graph_.outputs.size(); ++j) {
+      if (vmd_.outputs(j).output_type() ==
+          v1::OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE_SAVE_AS_OUTPUT) {
+        objects.push_back(
+            replay_.objects[replay_.value_object[graph_.outputs[j]]].view_base);
+      }
+    }
+    for (int obj : objects) {
+      AOTCACHE_ASSIGN_OR_RETURN(int local, Read(obj, /*grad_enabled=*/true));
+      out_.add_outputs(names_[local]);
+    }
+    // keep_input_mutations: the new value is copied into the input in place.
+    for (auto [input, obj] : kept) {
+      AOTCACHE_ASSIGN_OR_RETURN(int updated, Read(obj, /*grad_enabled=*/false));
+      AOTCACHE_RETURN_IF_ERROR(
+          Emit(Op("aten.copy_.default"),
+               {TensorArg(input_local_[input]), TensorArg(updated), FalseArg()},
+               /*grad_enabled=*/false, "copy_back")
+              .status());
+    }
+    return absl::OkStatus();
+  }
+
+  const ResolvedGraph& graph_;
+  const Replay& replay_;
+  const v1::ViewAndMutationData& vmd_;
+  v1::Graph out_;
+  std::vector<std::string> names_;  // Per local value.
+  std::vector<Meta> metas_;         // Per local value.
+  absl::flat_hash_set<std::string> used_names_;
+  absl::flat_hash_set<std::string> original_names_;  // Not yet re-emitted.
+  std::vector<ObjectState> objects_;
+  std::vector<StorageRoot> roots_;
+  std::vector<int> input_local_;  // Per input: its local value, -1 if merged.
+};
+
+}  // namespace
+
+absl::StatusOr<v1::Graph> Functionalize(const ResolvedGraph& graph,
+                                        const Replay& replay,
+                                        const v1::ViewAndMutationData& vmd) {
+  return Functionalizer(graph, replay, vmd).Run();
+}
+
+}  // namespace aotcache

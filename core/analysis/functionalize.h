@@ -1,0 +1,36 @@
+// Functionalization: rewrites a graph into one without in-place ops, as
+// PyTorch's functionalization pass does. A write through a view becomes the
+// functional op followed by scatters back into the view's base (the inverse
+// of each view on the way: select_scatter, slice_scatter,
+// as_strided_scatter, or the inverse view); views of a storage that was
+// written are regenerated from its new value when next read; an in-place op
+// whose result nobody reads is still applied (its effect is the point).
+//
+// The functional graph returns, in order: the new values of mutated inputs
+// (data or metadata; not those kept in the graph), the user outputs, then the
+// intermediate bases. Mutated inputs that share a storage are replaced by a
+// synthetic base input (1-D, the storage's size) at the first member's
+// position; the other members are dropped and rebuilt with as_strided.
+// Every node keeps the grad mode of the op it came from, so the autodiff
+// pass can apply autograd's recording rules.
+// Thread-safety: pure function.
+#ifndef AOTCACHE_CORE_ANALYSIS_FUNCTIONALIZE_H_
+#define AOTCACHE_CORE_ANALYSIS_FUNCTIONALIZE_H_
+
+#include "absl/status/statusor.h"
+#include "aotcache/v1/analysis.pb.h"
+#include "aotcache/v1/graph.pb.h"
+#include "core/analysis/autograd_replay.h"
+#include "core/graph/resolved_graph.h"
+
+namespace aotcache {
+
+// Returns InvalidArgument for a write eager also refuses (through an expanded
+// view), Internal if the result fails validation (a bug).
+absl::StatusOr<v1::Graph> Functionalize(const ResolvedGraph& graph,
+                                        const Replay& replay,
+                                        const v1::ViewAndMutationData& vmd);
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_ANALYSIS_FUNCTIONALIZE_H_
