@@ -92,11 +92,21 @@ class Replayer {
         proto.op(), "): eager PyTorch refuses this: ", why));
   }
 
-  // autograd's check_inplace.
+  // autograd's check_inplace, and ATen's refusal to write memory that
+  // several elements share.
   absl::Status CheckInPlace(const ResolvedNode& node, int self,
                             bool result_requires_grad) const {
-    if (!node.grad_enabled || !result_requires_grad) return absl::OkStatus();
     const TensorObject& obj = r_.objects[self];
+    if (node.op->effect == OpEffect::kInPlace) {
+      for (int64_t d = 0; d < obj.meta.dim(); ++d) {
+        if (obj.meta.stride[d] == 0 && obj.meta.shape[d] > 1) {
+          return Refuse(node,
+                        "more than one element of the written-to tensor "
+                        "refers to a single memory location");
+        }
+      }
+    }
+    if (!node.grad_enabled || !result_requires_grad) return absl::OkStatus();
     if (obj.view_base >= 0) {
       if (obj.view_created_in_no_grad) {
         return Refuse(node,

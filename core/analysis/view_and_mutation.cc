@@ -154,8 +154,8 @@ void AddTangents(const ResolvedGraph& graph, const Replay& replay,
 
 // One synthetic base per storage shared by several inputs, one of which
 // mutates data.
-absl::Status AddSyntheticBases(const ResolvedGraph& graph,
-                               v1::ViewAndMutationData* vmd) {
+void AddSyntheticBases(const ResolvedGraph& graph,
+                       v1::ViewAndMutationData* vmd) {
   std::vector<std::vector<int>> members(graph.storage_size.size());
   for (int i = 0; i < graph.num_inputs(); ++i) {
     members[graph.input_storage[i]].push_back(i);
@@ -163,21 +163,12 @@ absl::Status AddSyntheticBases(const ResolvedGraph& graph,
   for (size_t s = 0; s < members.size(); ++s) {
     if (members[s].size() < 2) continue;
     if (!vmd->inputs(members[s][0]).mutates_data()) continue;
-    for (int i : members[s]) {
-      if (vmd->inputs(i).mutates_metadata()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "inputs[", i, "] '", graph.graph->inputs(i).name(),
-            "': unsupported: its metadata is mutated while it shares a "
-            "mutated storage with another input"));
-      }
-    }
     v1::SyntheticBase* base = vmd->add_synthetic_bases();
     base->set_storage(static_cast<int>(s));
     base->set_size(graph.storage_size[s]);
     base->set_dtype(graph.values[members[s][0]].meta.dtype);
     for (int i : members[s]) base->add_inputs(i);
   }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -197,7 +188,7 @@ absl::StatusOr<v1::ViewAndMutationData> AnalyzeViewsAndMutations(
     *vmd.add_inputs() = InputInfo(graph, replay, i, options);
   }
   OutputClassifier(graph, replay).Classify(&vmd);
-  AOTCACHE_RETURN_IF_ERROR(AddSyntheticBases(graph, &vmd));
+  AddSyntheticBases(graph, &vmd);
   AddTangents(graph, replay, &vmd);
   return vmd;
 }

@@ -54,9 +54,9 @@ const Row kRows[] = {
     {"maximum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
     {"minimum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
     {"where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", infer::Where, kNone, "", "condition"},
-    {"clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", infer::SameAsSelf},
+    {"clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", infer::Clone},
     {"copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", infer::InPlace},
-    {"fill.Scalar(Tensor self, Scalar value) -> Tensor", infer::SameAsSelf, kNotDifferentiable},
+    {"fill.Scalar(Tensor self, Scalar value) -> Tensor", infer::Fresh, kNotDifferentiable},
     // Comparisons.
     {"eq.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison, kNotDifferentiable},
     {"eq.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison, kNotDifferentiable},
@@ -77,7 +77,7 @@ const Row kRows[] = {
     {"ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kNotDifferentiable},
     {"zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kNotDifferentiable},
     {"empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kNotDifferentiable},
-    {"lift_fresh_copy(Tensor self) -> Tensor", infer::SameAsSelf},
+    {"lift_fresh_copy(Tensor self) -> Tensor", infer::Fresh},
     {"_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", infer::ToCopy},
     // Reductions and normalizations.
     {"sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", infer::SumAll},
@@ -134,8 +134,8 @@ const Row kRows[] = {
     {"native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", infer::Dropout, kUsesRng | kFirstResultOnly},
     {"rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kUsesRng | kNotDifferentiable},
     {"randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kUsesRng | kNotDifferentiable},
-    {"bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", infer::SameAsSelf, kUsesRng | kNotDifferentiable},
-    {"bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", infer::SameAsSelf, kUsesRng | kNotDifferentiable},
+    {"bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", infer::Fresh, kUsesRng | kNotDifferentiable},
+    {"bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", infer::Fresh, kUsesRng | kNotDifferentiable},
     {"bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", infer::SameAsSelf, kUsesRng, "aten.bernoulli.p"},
 };
 

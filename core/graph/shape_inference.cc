@@ -313,6 +313,31 @@ absl::Status RequireSrcShape(const InferContext& ctx, int src_arg,
 
 Meta ContiguousLike(const Meta& in) { return ContiguousMeta(in.shape, in.dtype); }
 
+// Whether `m` covers a block of memory exactly once, in some dim order.
+bool IsNonOverlappingAndDense(const Meta& m) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < m.dim(); ++d) {
+    if (m.shape[d] != 1) dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) {
+    return m.stride[a] < m.stride[b];
+  });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (m.stride[d] != expected) return false;
+    expected *= m.shape[d];
+  }
+  return true;
+}
+
+// A fresh tensor laid out like `in` (torch's preserve_format).
+Meta PreserveFormat(const Meta& in) {
+  if (!IsNonOverlappingAndDense(in)) return ContiguousLike(in);
+  Meta out = in;
+  out.offset = 0;
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<Metas> Elementwise(const InferContext& ctx) {
@@ -367,11 +392,25 @@ absl::StatusOr<Metas> InPlace(const InferContext& ctx) {
                                          " can't be cast to self's ",
                                          DTypeName(self.dtype)));
   }
+  if (ctx.schema().name == "copy") return One(PreserveFormat(self));
   return One(self);
 }
 
 absl::StatusOr<Metas> SameAsSelf(const InferContext& ctx) {
   return One(ctx.tensor(0));
+}
+
+absl::StatusOr<Metas> Fresh(const InferContext& ctx) {
+  return One(PreserveFormat(ctx.tensor(0)));
+}
+
+absl::StatusOr<Metas> Clone(const InferContext& ctx) {
+  const BoundArg& format = ctx.arg(1);
+  if (format.kind == BoundArg::Kind::kString &&
+      format.s == "torch.contiguous_format") {
+    return One(ContiguousLike(ctx.tensor(0)));
+  }
+  return Fresh(ctx);
 }
 
 absl::StatusOr<Metas> Like(const InferContext& ctx) {

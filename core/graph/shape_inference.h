@@ -48,6 +48,10 @@ absl::StatusOr<std::vector<Meta>> Where(const InferContext& ctx);
 // self's shape and their promoted dtype must cast to self's dtype.
 absl::StatusOr<std::vector<Meta>> InPlace(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> SameAsSelf(const InferContext& ctx);
+// A fresh tensor shaped like self, in self's layout where it is dense
+// (torch's preserve_format); Clone honours its memory_format argument.
+absl::StatusOr<std::vector<Meta>> Fresh(const InferContext& ctx);
+absl::StatusOr<std::vector<Meta>> Clone(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Like(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Factory(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Full(const InferContext& ctx);

@@ -45,9 +45,12 @@ absl::Status CheckMeta(absl::string_view where, const v1::TensorMeta& meta,
   int64_t numel = 1;
   for (int64_t s : meta.shape()) {
     if (s < 0) return Invalid(where, absl::StrCat("negative size ", s));
-    if (__builtin_mul_overflow(numel, s, &numel) || numel > limits.max_numel) {
+    if (__builtin_mul_overflow(numel, s, &numel)) {
+      return Invalid(where, "element count overflows int64");
+    }
+    if (numel > limits.max_numel) {
       return absl::ResourceExhaustedError(
-          absl::StrCat(where, ": element count overflows the limit ",
+          absl::StrCat(where, ": element count exceeds the limit ",
                        limits.max_numel));
     }
   }
