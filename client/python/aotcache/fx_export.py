@@ -1,0 +1,451 @@
+"""Export a Python function as an ``aotcache.v1.Graph`` (proto3 JSON form).
+
+``export_graph(fn, *args)`` traces ``fn`` with ``make_fx`` in real mode and
+returns a plain ``dict`` that serialises (``json.dumps``) to the proto3-JSON
+form of ``aotcache.v1.Graph`` (proto/aotcache/v1/graph.proto):
+
+* field names are the .proto names (snake_case; proto3 JSON parsers accept
+  them as well as lowerCamelCase);
+* enums are written as their names ("DTYPE_FLOAT32", "GRAD_MODE_ENABLED");
+* int64 values are JSON numbers; non-finite floats are "Infinity",
+  "-Infinity" or "NaN"; bytes are base64.
+
+What make_fx does not record, the exporter adds:
+
+* the grad mode of every node (``torch.no_grad()`` / ``torch.enable_grad()``
+  regions trace to the same ops), recorded by a hook on the tracer's
+  ``create_node`` that reads ``torch.is_grad_enabled()`` when the node is
+  created;
+* for every input: its layout, requires_grad, is_leaf (as the caller passed
+  it) and which storage it lives in (aliased inputs share a storage id).
+
+Real-mode tracing runs ``fn``.  It runs on copies of the caller's tensors that
+keep their aliasing (inputs sharing a storage share one in the copies, with
+the same sizes, strides and offsets), their leaf status and requires_grad, so
+the caller's tensors are never touched.  The metas of node results
+(``output_meta``) come from re-running the traced graph with
+``torch.fx.Interpreter`` on a second set of such copies.
+"""
+
+import base64
+import math
+import operator
+import sys
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import torch
+import torch.fx
+
+
+class ExportError(ValueError):
+    """The function or its arguments cannot be expressed as an aotcache Graph."""
+
+
+# ---------------------------------------------------------------------------
+# torch-version-specific details.  Everything that depends on the torch
+# release lives in this block; supporting another release means changing it
+# here only.
+#
+# torch 1.13 (Debian 12):
+#   * make_fx lives in torch.fx.experimental.proxy_tensor and builds a fresh
+#     PythonKeyTracer per call; we hook PythonKeyTracer.create_node (the
+#     class attribute) for the duration of one trace.  For torch 2.x, check
+#     that make_fx still instantiates PythonKeyTracer (not verified here:
+#     only 1.13 is installed) and whether it records detach_/requires_grad_
+#     (see _RefuseUnrecorded).
+#   * real-mode make_fx records no grad-mode switches, no detach_() and no
+#     requires_grad changes; it does record autograd's own `detach` of saved
+#     outputs (relu, _softmax, amax, rsqrt ...) as dead nodes, two `detach`
+#     nodes per `.detach()`, one per `.data`.
+#   * str(OpOverload) is the printed overload form, "aten.add_.Tensor",
+#     "aten.relu.default"; multi-output results are read with
+#     operator.getitem, printed "getitem".
+#   * Tensor.untyped_storage() does not exist yet; Tensor.storage() returns a
+#     TypedStorage whose nbytes()/data_ptr() are what we need.  torch 2.x has
+#     untyped_storage() (and warns on storage()).
+#   * node.meta["tensor_meta"] (shape, stride, dtype, but no storage offset)
+#     is filled for single-tensor results only; we do not rely on it.
+# ---------------------------------------------------------------------------
+from torch.fx.experimental.proxy_tensor import make_fx as _make_fx
+from torch.overrides import TorchFunctionMode
+
+try:  # torch 1.13 and 2.x
+    from torch.fx.experimental.proxy_tensor import PythonKeyTracer as _Tracer
+except ImportError:  # pragma: no cover - future torch
+    _Tracer = None
+
+GRAD_META_KEY = "grad_enabled"
+
+
+def _trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
+    """make_fx(fn, tracing_mode="real")(*args), labelling every node with the
+    grad mode in force when the tracer created it."""
+    if _Tracer is None:
+        raise ExportError("this torch has no PythonKeyTracer; update fx_export's version block")
+    original = _Tracer.create_node
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = original(self, kind, target, args, kwargs, name, type_expr)
+        node.meta[GRAD_META_KEY] = torch.is_grad_enabled()
+        return node
+
+    _Tracer.create_node = create_node
+    try:
+        with _RefuseUnrecorded():
+            return _make_fx(fn, tracing_mode="real")(*args)
+    finally:
+        _Tracer.create_node = original
+
+
+# Tensor methods that change autograd state without reaching the dispatcher:
+# make_fx (1.13) records nothing for them, so the graph would silently
+# disagree with eager (e.g. `out.detach_()` vanishes and `out` would still
+# require grad).  Refused while tracing.
+_SET_REQUIRES_GRAD = torch.Tensor.requires_grad.__set__
+_SET_DATA = torch.Tensor.data.__set__
+
+
+class _RefuseUnrecorded(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.detach_:
+            raise ExportError("Tensor.detach_() is not recorded by make_fx; use "
+                              "`x = x.detach()` instead")
+        if func is torch.Tensor.requires_grad_ or func == _SET_REQUIRES_GRAD:
+            flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
+            if bool(flag) != args[0].requires_grad:
+                raise ExportError("changing requires_grad inside the function is not "
+                                  "recorded by make_fx; set it on the argument instead")
+        if func == _SET_DATA:
+            raise ExportError("assigning Tensor.data inside the function is not "
+                              "recorded by make_fx")
+        return func(*args, **kwargs)
+
+
+def _op_name(target: Any) -> str:
+    """The op overload in torch's printed form, or "getitem"."""
+    if target is operator.getitem:
+        return "getitem"
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)  # "aten.add_.Tensor"
+    raise ExportError(
+        "node target %r is not an ATen op overload; make_fx should only record "
+        "OpOverloads and operator.getitem" % (target,))
+
+
+def _storage(t: torch.Tensor):
+    if hasattr(t, "untyped_storage"):  # torch >= 2.0
+        return t.untyped_storage()
+    return t.storage()  # torch 1.13: TypedStorage
+
+
+def _storage_key(t: torch.Tensor) -> Tuple[str, int]:
+    ptr = _storage(t).data_ptr()
+    if ptr == 0:  # empty storage: nothing to alias
+        return ("empty", id(t))
+    return (str(t.device), ptr)
+
+
+def _storage_numel(t: torch.Tensor) -> int:
+    """Storage size in elements of t's dtype (untyped nbytes / itemsize)."""
+    return _storage(t).nbytes() // t.element_size()
+
+# --------------------------- end of version block --------------------------
+
+
+_DTYPES = {
+    torch.float32: "DTYPE_FLOAT32",
+    torch.float64: "DTYPE_FLOAT64",
+    torch.int64: "DTYPE_INT64",
+    torch.bool: "DTYPE_BOOL",
+}
+
+
+def _dtype_name(dtype: torch.dtype, what: str) -> str:
+    try:
+        return _DTYPES[dtype]
+    except KeyError:
+        raise ExportError(
+            "%s has dtype %s; aotcache supports only float32, float64, int64 and bool"
+            % (what, dtype)) from None
+
+
+def _device_name(device: torch.device, what: str) -> str:
+    if device.type != "cpu":
+        raise ExportError("%s is on device %s; aotcache supports only cpu" % (what, device))
+    return "cpu"
+
+
+def _tensor_meta(t: torch.Tensor, what: str, *, requires_grad: bool = False,
+                 is_leaf: bool = False, contiguous: bool = False) -> Dict[str, Any]:
+    if contiguous:
+        stride, acc = [], 1
+        for size in reversed(list(t.shape)):
+            stride.insert(0, acc)
+            acc *= max(size, 1)
+        offset = 0
+    else:
+        stride = list(t.stride())
+        offset = t.storage_offset()
+    return {
+        "shape": list(t.shape),
+        "stride": stride,
+        "storage_offset": offset,
+        "dtype": _dtype_name(t.dtype, what),
+        "device": _device_name(t.device, what),
+        "requires_grad": bool(requires_grad),
+        "is_leaf": bool(is_leaf),
+    }
+
+
+def _float(x: float):
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return x
+
+
+def _argument(a: Any, where: str) -> Dict[str, Any]:
+    """Map one make_fx node argument to an aotcache.v1.Argument."""
+    if isinstance(a, torch.fx.Node):
+        return {"node": a.name}
+    if a is None:
+        return {"none": True}
+    if isinstance(a, bool):  # before int: bool is an int subclass
+        return {"bool": a}
+    if isinstance(a, int):
+        return {"int": a}
+    if isinstance(a, float):
+        return {"float": _float(a)}
+    if isinstance(a, str):
+        return {"string": a}
+    if isinstance(a, torch.dtype):
+        return {"dtype": _dtype_name(a, where)}
+    if isinstance(a, torch.device):
+        return {"device": _device_name(a, where)}
+    if isinstance(a, (torch.layout, torch.memory_format)):
+        return {"string": str(a)}  # "torch.strided", "torch.contiguous_format"
+    if isinstance(a, (list, tuple)):
+        if all(isinstance(x, torch.fx.Node) for x in a) and len(a) > 0:
+            return {"nodes": {"names": [x.name for x in a]}}
+        if all(isinstance(x, int) and not isinstance(x, bool) for x in a):
+            return {"ints": {"values": list(a)}}
+        raise ExportError("%s: list argument %r is neither a list of ints nor a list of "
+                          "tensors" % (where, a))
+    raise ExportError("%s: argument %r of type %s cannot be expressed as an "
+                      "aotcache Argument" % (where, a, type(a).__name__))
+
+
+@torch.enable_grad()  # non-leaf copies need autograd, whatever the caller's mode
+def _copy_inputs(args: List[torch.Tensor]) -> List[torch.Tensor]:
+    """Fresh copies of args that keep aliasing, layout, leaf status and
+    requires_grad.
+
+    Per storage: one fresh base holding the storage's current contents.  If
+    some member is a non-leaf that requires grad, the base is itself such a
+    non-leaf (`leaf.clone()`), so members cut from it stay non-leaves; members
+    that are leaves are cut from its detached alias (and, if they require
+    grad, detached again and made to require grad).  Members sharing a storage
+    are views of the one base, as in the caller's usual setup
+    (`x = base.add(1); a = x[0]; b = x.view(-1)`).  The same tensor passed
+    twice stays one tensor.
+    """
+    groups: Dict[Any, List[int]] = {}
+    for i, t in enumerate(args):
+        groups.setdefault(_storage_key(t), []).append(i)
+    out: List[Optional[torch.Tensor]] = [None] * len(args)
+    by_id: Dict[int, torch.Tensor] = {}
+    for idxs in groups.values():
+        t0 = args[idxs[0]]
+        n = _storage_numel(t0)
+        # Shape of the base: that of a member covering the whole storage
+        # contiguously, else 1-D.
+        base_shape: Tuple[int, ...] = (n,)
+        for i in idxs:
+            t = args[i]
+            if t.storage_offset() == 0 and t.numel() == n and t.is_contiguous():
+                base_shape = tuple(t.shape)
+                break
+        with torch.no_grad():  # `data` must be no view (views made under no_grad are special)
+            data = torch.empty(base_shape, dtype=t0.dtype, device=t0.device)
+            data.copy_(t0.detach().as_strided((n,), (1,), 0).view(base_shape))
+        if any(args[i].requires_grad and not args[i].is_leaf for i in idxs):
+            root = torch.zeros(base_shape, dtype=data.dtype, requires_grad=True)
+            base = root.clone()
+            with torch.no_grad():
+                base.copy_(data)
+        else:
+            base = data
+        base_used = False
+        for i in idxs:
+            t = args[i]
+            if id(t) in by_id:
+                out[i] = by_id[id(t)]
+                continue
+            same = (tuple(t.shape) == tuple(base.shape) and t.stride() == base.stride()
+                    and t.storage_offset() == 0)
+            if t.requires_grad and not t.is_leaf:
+                if same and not base_used:
+                    c = base
+                    base_used = True
+                else:
+                    c = base.as_strided(t.shape, t.stride(), t.storage_offset())
+            else:
+                src = base.detach() if base.requires_grad else base
+                if same and not base_used and not t.requires_grad and not base.requires_grad:
+                    c = base
+                    base_used = True
+                else:
+                    c = src.as_strided(t.shape, t.stride(), t.storage_offset())
+                if t.requires_grad:  # a leaf that requires grad
+                    c = c.detach().requires_grad_(True)
+            assert c.requires_grad == t.requires_grad and c.is_leaf == t.is_leaf, (i, t, c)
+            by_id[id(t)] = c
+            out[i] = c
+    return out  # type: ignore[return-value]
+
+
+class _MetaRecorder(torch.fx.Interpreter):
+    """Runs the traced graph, recording the meta of every node's results."""
+
+    def __init__(self, gm: torch.fx.GraphModule):
+        super().__init__(gm)
+        self.values: Dict[str, Any] = {}
+        self.metas: Dict[str, List[Dict[str, Any]]] = {}
+
+    def run_node(self, n: torch.fx.Node) -> Any:
+        result = super().run_node(n)
+        self.values[n.name] = result
+        what = "result of node %s" % n.name
+        if isinstance(result, torch.Tensor):
+            self.metas[n.name] = [_tensor_meta(result, what)]
+        elif isinstance(result, (tuple, list)):
+            self.metas[n.name] = [_tensor_meta(r, what) for r in result
+                                  if isinstance(r, torch.Tensor)]
+        return result
+
+
+def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
+    """Trace fn(*args) with make_fx (real mode) and return the proto3-JSON
+    form of aotcache.v1.Graph as a dict.  The caller's grad mode is the one
+    the trace runs under."""
+    args = list(args)
+    for i, a in enumerate(args):
+        if not isinstance(a, torch.Tensor):
+            raise ExportError("argument %d is a %s; export_graph takes tensors only"
+                              % (i, type(a).__name__))
+        _dtype_name(a.dtype, "argument %d" % i)
+        _device_name(a.device, "argument %d" % i)
+        if a.layout != torch.strided:
+            raise ExportError("argument %d has layout %s; only strided tensors are supported"
+                              % (i, a.layout))
+
+    gm = _trace(fn, _copy_inputs(args))
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(args):
+        raise ExportError("traced graph has %d placeholders for %d arguments"
+                          % (len(placeholders), len(args)))
+
+    # Constants (closure tensors, torch.tensor literals): read before the
+    # interpreter runs, since the graph may write into them.
+    constants = []
+    for n in gm.graph.nodes:
+        if n.op != "get_attr":
+            continue
+        value = getattr(gm, n.target)
+        if not isinstance(value, torch.Tensor):
+            raise ExportError("get_attr %s is a %s, not a tensor" % (n.target, type(value).__name__))
+        if value.requires_grad:
+            raise ExportError(
+                "constant %s (a tensor captured by the function) requires grad; pass it "
+                "as an argument instead" % n.target)
+        c = value.detach().contiguous()
+        arr = c.numpy()
+        arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+        constants.append({
+            "name": n.name,
+            "meta": _tensor_meta(c, "constant %s" % n.target, contiguous=True),
+            "data": base64.b64encode(arr.tobytes()).decode("ascii"),
+        })
+
+    # Result metas: run the graph on fresh copies (grad off: only layouts
+    # are wanted, and the caller's tensors stay untouched).
+    rec = _MetaRecorder(gm)
+    with torch.no_grad():
+        rec.run(*_copy_inputs(args))
+
+    storage_ids: Dict[Any, int] = {}
+    storages = []
+    inputs = []
+    for ph, a in zip(placeholders, args):
+        key = _storage_key(a)
+        if key not in storage_ids:
+            storage_ids[key] = len(storage_ids)
+            storages.append({"id": storage_ids[key], "size": _storage_numel(a)})
+        inputs.append({
+            "name": ph.name,
+            "meta": _tensor_meta(a, "input %s" % ph.name,
+                                 requires_grad=a.requires_grad, is_leaf=a.is_leaf),
+            "storage": storage_ids[key],
+        })
+
+    nodes = []
+    outputs: List[str] = []
+    for n in gm.graph.nodes:
+        if n.op in ("placeholder", "get_attr"):
+            continue
+        if n.op == "output":
+            flat = []
+
+            def flatten(x):
+                if isinstance(x, (list, tuple)):
+                    for y in x:
+                        flatten(y)
+                else:
+                    flat.append(x)
+            flatten(n.args[0])
+            for o in flat:
+                if not (isinstance(o, torch.fx.Node)
+                        and isinstance(rec.values.get(o.name), torch.Tensor)):
+                    raise ExportError("output %r is not a tensor; aotcache graphs return "
+                                      "tensors only" % (o,))
+                outputs.append(o.name)
+            continue
+        if n.op != "call_function":
+            raise ExportError("node %s has kind %s; expected call_function" % (n.name, n.op))
+        where = "node %s (%s)" % (n.name, n.target)
+        if GRAD_META_KEY not in n.meta:
+            raise ExportError("%s carries no grad mode; was it created outside the tracer?" % where)
+        entry: Dict[str, Any] = {
+            "name": n.name,
+            "op": _op_name(n.target),
+            "args": [_argument(a, where) for a in n.args],
+            "kwargs": {k: _argument(n.kwargs[k], where) for k in sorted(n.kwargs)},
+            "output_meta": rec.metas.get(n.name, []),
+            "grad_mode": "GRAD_MODE_ENABLED" if n.meta[GRAD_META_KEY] else "GRAD_MODE_DISABLED",
+        }
+        nodes.append(entry)
+
+    return {
+        "inputs": inputs,
+        "storages": storages,
+        "constants": constants,
+        "nodes": nodes,
+        "outputs": outputs,
+    }
+
+
+if __name__ == "__main__":  # tiny smoke test: python3 -m aotcache.fx_export
+    import json
+
+    def _demo(a, b):
+        with torch.no_grad():
+            a.mul_(2)
+        return torch.relu(a + b)
+
+    x = torch.randn(2, 3, requires_grad=True).clone()
+    y = torch.randn(2, 3)
+    json.dump(export_graph(_demo, x, y), sys.stdout, indent=2)
+    sys.stdout.write("\n")
