@@ -129,11 +129,16 @@ int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
   CacheKey key = ComputeKey(analysis->graph, analysis->view_and_mutation,
                             analysis->mode, options, context);
   if (json) {
+    absl::StatusOr<v1::Graph> functional = FunctionalGraph(*analysis);
+    if (!functional.ok()) {
+      err << path << ": " << functional.status().message() << "\n";
+      return 1;
+    }
     v1::AnalysisReport report;
     report.set_mode(analysis->mode);
     *report.mutable_view_and_mutation() = analysis->view_and_mutation;
     report.set_key(key.ToHex());
-    *report.mutable_functional_graph() = analysis->functional_graph;
+    *report.mutable_functional_graph() = *std::move(functional);
     out << ToJson(report);
   } else {
     PrintReadable(graph, *analysis, key.ToHex(), out);

@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/analysis/autograd_replay.h"
 #include "core/analysis/functionalize.h"
 #include "core/analysis/mode.h"
 #include "core/analysis/view_and_mutation.h"
@@ -30,20 +29,22 @@ absl::StatusOr<Analysis> Analyze(const v1::Graph& graph,
                                  const GraphLimits& limits) {
   Analysis analysis;
   AOTCACHE_ASSIGN_OR_RETURN(analysis.graph, ValidateGraph(graph, limits));
-  AOTCACHE_ASSIGN_OR_RETURN(Replay replay, ReplayAutograd(analysis.graph));
+  AOTCACHE_ASSIGN_OR_RETURN(analysis.replay, ReplayAutograd(analysis.graph));
   AOTCACHE_ASSIGN_OR_RETURN(
       analysis.view_and_mutation,
-      AnalyzeViewsAndMutations(analysis.graph, replay, options));
+      AnalyzeViewsAndMutations(analysis.graph, analysis.replay, options));
   std::vector<bool> caller_requires_grad;
   for (const v1::Input& in : graph.inputs()) {
     caller_requires_grad.push_back(in.meta().requires_grad());
   }
   analysis.mode = DecideMode(caller_requires_grad, analysis.view_and_mutation);
-  AOTCACHE_ASSIGN_OR_RETURN(
-      analysis.functional_graph,
-      Functionalize(analysis.graph, replay, analysis.view_and_mutation));
   analysis.uncacheable_reason = UncacheableReason(analysis.graph);
   return analysis;
+}
+
+absl::StatusOr<v1::Graph> FunctionalGraph(const Analysis& analysis) {
+  return Functionalize(analysis.graph, analysis.replay,
+                       analysis.view_and_mutation);
 }
 
 }  // namespace aotcache

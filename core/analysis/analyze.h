@@ -1,5 +1,7 @@
 // The analysis of one request: validate, replay, derive ViewAndMutationData,
-// decide the mode, functionalize, and note what makes the graph uncacheable.
+// decide the mode, and note what makes the graph uncacheable. This is all a
+// cache hit needs (everything the key reads); functionalization, needed only
+// to compile on a miss, is the separate FunctionalGraph().
 // Thread-safety: pure function. An Analysis points into the Graph it was
 // made from, which must outlive it.
 #ifndef AOTCACHE_CORE_ANALYSIS_ANALYZE_H_
@@ -9,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "aotcache/v1/analysis.pb.h"
+#include "core/analysis/autograd_replay.h"
 #include "core/graph/resolved_graph.h"
 #include "core/graph/validate.h"
 
@@ -18,7 +21,7 @@ struct Analysis {
   ResolvedGraph graph;
   v1::ViewAndMutationData view_and_mutation;
   v1::Mode mode = v1::MODE_UNSPECIFIED;
-  v1::Graph functional_graph;
+  Replay replay;
   // Empty when the results may be cached; else why not ("node 'd' uses
   // aten.native_dropout.default, which depends on torch's RNG state").
   std::string uncacheable_reason;
@@ -29,6 +32,9 @@ struct Analysis {
 absl::StatusOr<Analysis> Analyze(const v1::Graph& graph,
                                  const v1::CompileOptions& options,
                                  const GraphLimits& limits = {});
+
+// The functionalized graph of an analysis (see functionalize.h).
+absl::StatusOr<v1::Graph> FunctionalGraph(const Analysis& analysis);
 
 }  // namespace aotcache
 

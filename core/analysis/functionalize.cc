@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/analysis/view_and_mutation.h"
@@ -116,8 +117,9 @@ class Functionalizer {
   std::string FreshName(absl::string_view hint) {
     if (original_names_.erase(hint) > 0) return std::string(hint);
     std::string name(hint);
-    for (int n = 1; !used_names_.insert(name).second; ++n) {
-      name = absl::StrCat(hint, "_", n);
+    int& suffix = next_suffix_[hint];
+    while (!used_names_.insert(name).second) {
+      name = absl::StrCat(hint, "_", ++suffix);
     }
     return name;
   }
@@ -149,7 +151,8 @@ class Functionalizer {
                                         std::vector<BoundArg> args,
                                         bool grad_enabled,
                                         absl::string_view name_hint) {
-    InferContext ctx(op.schema, args, metas_);
+    auto meta_of = [this](int id) -> const Meta& { return metas_[id]; };
+    InferContext ctx(op.schema, args, meta_of);
     AOTCACHE_ASSIGN_OR_RETURN(std::vector<Meta> metas, op.infer(ctx));
     v1::Node* node = out_.add_nodes();
     node->set_name(FreshName(name_hint));
@@ -461,6 +464,7 @@ class Functionalizer {
   std::vector<Meta> metas_;         // Per local value.
   absl::flat_hash_set<std::string> used_names_;
   absl::flat_hash_set<std::string> original_names_;  // Not yet re-emitted.
+  absl::flat_hash_map<std::string, int> next_suffix_;  // Per name hint.
   std::vector<ObjectState> objects_;
   std::vector<StorageRoot> roots_;
   std::vector<int> input_local_;  // Per input: its local value, -1 if merged.

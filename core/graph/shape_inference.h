@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "core/graph/op_schema.h"
 #include "core/graph/tensor_meta.h"
@@ -16,21 +17,22 @@ namespace aotcache {
 // What an inference function sees of one node.
 class InferContext {
  public:
+  // `meta_of(id)` is the meta of value `id`; it must outlive the context.
   InferContext(const OpSchema& schema, const std::vector<BoundArg>& args,
-               const std::vector<Meta>& value_metas)
-      : schema_(schema), args_(args), value_metas_(value_metas) {}
+               absl::FunctionRef<const Meta&(int)> meta_of)
+      : schema_(schema), args_(args), meta_of_(meta_of) {}
 
   const OpSchema& schema() const { return schema_; }
   const BoundArg& arg(int i) const { return args_[i]; }
   int num_args() const { return static_cast<int>(args_.size()); }
   // The meta of tensor argument `i` (which must be a tensor).
-  const Meta& tensor(int i) const { return value_metas_[args_[i].values[0]]; }
-  const Meta& value(int id) const { return value_metas_[id]; }
+  const Meta& tensor(int i) const { return meta_of_(args_[i].values[0]); }
+  const Meta& value(int id) const { return meta_of_(id); }
 
  private:
   const OpSchema& schema_;
   const std::vector<BoundArg>& args_;
-  const std::vector<Meta>& value_metas_;
+  absl::FunctionRef<const Meta&(int)> meta_of_;
 };
 
 using InferFn = absl::StatusOr<std::vector<Meta>> (*)(const InferContext&);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
@@ -23,46 +24,50 @@ std::string NodeWhere(const v1::Graph& graph, int i) {
 }
 
 // Checks a meta given by the client: dtype, device, sizes, strides, limits.
-absl::Status CheckMeta(absl::string_view where, const v1::TensorMeta& meta,
-                       const GraphLimits& limits) {
+absl::Status CheckMeta(absl::FunctionRef<std::string()> where_fn,
+                       const v1::TensorMeta& meta, const GraphLimits& limits) {
+  auto where = [&] { return where_fn(); };
   if (DTypeRank(meta.dtype()) < 0) {
-    return Invalid(where, "dtype is unspecified or unsupported");
+    return Invalid(where(), "dtype is unspecified or unsupported");
   }
   if (!meta.device().empty() && meta.device() != "cpu") {
-    return Invalid(where, absl::StrCat("device '", meta.device(),
+    return Invalid(where(), absl::StrCat("device '", meta.device(),
                                        "' is not supported (cpu only)"));
   }
   if (meta.shape_size() > limits.max_rank) {
     return absl::ResourceExhaustedError(
-        absl::StrCat(where, ": rank ", meta.shape_size(), " exceeds the limit ",
+        absl::StrCat(where(), ": rank ", meta.shape_size(), " exceeds the limit ",
                      limits.max_rank));
   }
   if (meta.stride_size() != 0 && meta.stride_size() != meta.shape_size()) {
-    return Invalid(where, absl::StrCat("stride has ", meta.stride_size(),
+    return Invalid(where(), absl::StrCat("stride has ", meta.stride_size(),
                                        " entries for ", meta.shape_size(),
                                        " dims"));
   }
   int64_t numel = 1;
   for (int64_t s : meta.shape()) {
-    if (s < 0) return Invalid(where, absl::StrCat("negative size ", s));
+    if (s < 0) return Invalid(where(), absl::StrCat("negative size ", s));
     if (__builtin_mul_overflow(numel, s, &numel)) {
-      return Invalid(where, "element count overflows int64");
+      return Invalid(where(), "element count overflows int64");
     }
     if (numel > limits.max_numel) {
       return absl::ResourceExhaustedError(
-          absl::StrCat(where, ": element count exceeds the limit ",
+          absl::StrCat(where(), ": element count exceeds the limit ",
                        limits.max_numel));
     }
   }
   for (int64_t s : meta.stride()) {
-    if (s < 0) return Invalid(where, absl::StrCat("negative stride ", s));
-    if (s > limits.max_numel) return Invalid(where, "stride too large");
+    if (s < 0) return Invalid(where(), absl::StrCat("negative stride ", s));
+    if (s > limits.max_numel) return Invalid(where(), "stride too large");
   }
   if (meta.storage_offset() < 0 || meta.storage_offset() > limits.max_numel) {
-    return Invalid(where, "storage_offset out of range");
+    return Invalid(where(), "storage_offset out of range");
   }
   return absl::OkStatus();
 }
+
+// A place in the graph for an error message, formatted only on error.
+using Where = absl::FunctionRef<std::string()>;
 
 class Resolver {
  public:
@@ -72,6 +77,9 @@ class Resolver {
   }
 
   absl::StatusOr<ResolvedGraph> Run() {
+    resolved_.values.reserve(graph_.inputs_size() + graph_.constants_size() +
+                             graph_.nodes_size());
+    resolved_.nodes.reserve(graph_.nodes_size());
     if (graph_.nodes_size() > limits_.max_nodes) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "nodes: ", graph_.nodes_size(), " nodes exceed the limit ",
@@ -90,9 +98,8 @@ class Resolver {
     }
     if (graph_.outputs_size() == 0) return Invalid("outputs", "graph has no outputs");
     for (int i = 0; i < graph_.outputs_size(); ++i) {
-      std::string where = absl::StrCat("outputs[", i, "]");
-      AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(where, graph_.outputs(i),
-                                               graph_.nodes_size()));
+      auto where = [&] { return absl::StrCat("outputs[", i, "]"); };
+      AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(where, graph_.outputs(i)));
       resolved_.outputs.push_back(id);
     }
     return std::move(resolved_);
@@ -123,7 +130,7 @@ class Resolver {
     for (int i = 0; i < graph_.inputs_size(); ++i) {
       const v1::Input& in = graph_.inputs(i);
       std::string where = absl::StrCat("inputs[", i, "] '", in.name(), "'");
-      AOTCACHE_RETURN_IF_ERROR(CheckMeta(where, in.meta(), limits_));
+      AOTCACHE_RETURN_IF_ERROR(CheckMeta([&] { return where; }, in.meta(), limits_));
       if (!in.meta().is_leaf() && !in.meta().requires_grad()) {
         return Invalid(where,
                        "is_leaf=false needs requires_grad=true (a tensor "
@@ -169,7 +176,7 @@ class Resolver {
     for (int i = 0; i < graph_.constants_size(); ++i) {
       const v1::Constant& c = graph_.constants(i);
       std::string where = absl::StrCat("constants[", i, "] '", c.name(), "'");
-      AOTCACHE_RETURN_IF_ERROR(CheckMeta(where, c.meta(), limits_));
+      AOTCACHE_RETURN_IF_ERROR(CheckMeta([&] { return where; }, c.meta(), limits_));
       if (c.meta().requires_grad()) {
         return Invalid(where,
                        "a constant cannot require grad; pass it as an input");
@@ -208,13 +215,12 @@ class Resolver {
     return absl::OkStatus();
   }
 
-  // Resolves a reference made at node position `at` (nodes_size for outputs).
-  absl::StatusOr<int> Lookup(absl::string_view where, const std::string& name,
-                             int at) {
+  // Resolves a reference to an input, a constant or an earlier node.
+  absl::StatusOr<int> Lookup(Where where, const std::string& name) {
     auto it = names_.find(name);
     if (it != names_.end()) {
       if (it->second == kMultiResult) {
-        return Invalid(where, absl::StrCat("'", name,
+        return Invalid(where(), absl::StrCat("'", name,
                                            "' has several results; read one "
                                            "with getitem"));
       }
@@ -222,30 +228,30 @@ class Resolver {
     }
     auto later = node_position_.find(name);
     if (later != node_position_.end()) {
-      return Invalid(where, absl::StrCat(
+      return Invalid(where(), absl::StrCat(
           "'", name, "' is used before it is defined (nodes[", later->second,
           "]): a cycle, or nodes not in topological order"));
     }
-    return Invalid(where, absl::StrCat("'", name, "' is not defined"));
+    return Invalid(where(), absl::StrCat("'", name, "' is not defined"));
   }
 
   absl::Status AddGetItem(int i) {
     const v1::Node& node = graph_.nodes(i);
-    std::string where = NodeWhere(graph_, i);
+    auto where = [&] { return NodeWhere(graph_, i); };
     if (node.args_size() != 2 || node.args(0).value_case() != v1::Argument::kNode ||
         node.args(1).value_case() != v1::Argument::kInt || node.kwargs_size() != 0) {
-      return Invalid(where, "getitem takes (node, int)");
+      return Invalid(where(), "getitem takes (node, int)");
     }
     auto source = multi_results_.find(node.args(0).node());
     if (source == multi_results_.end()) {
-      AOTCACHE_RETURN_IF_ERROR(Lookup(where, node.args(0).node(), i).status());
-      return Invalid(where, absl::StrCat("'", node.args(0).node(),
+      AOTCACHE_RETURN_IF_ERROR(Lookup(where, node.args(0).node()).status());
+      return Invalid(where(), absl::StrCat("'", node.args(0).node(),
                                          "' has a single result"));
     }
     int64_t index = node.args(1).int_();
     const std::vector<int>& results = source->second;
     if (index < 0 || index >= static_cast<int64_t>(results.size())) {
-      return Invalid(where, absl::StrCat("index ", index, " out of range for ",
+      return Invalid(where(), absl::StrCat("index ", index, " out of range for ",
                                          results.size(), " results"));
     }
     names_.emplace(node.name(), results[index]);
@@ -253,21 +259,21 @@ class Resolver {
                          OpEffect::kFunctional);
   }
 
-  absl::StatusOr<BoundArg> BindArg(absl::string_view where, const ArgSchema& s,
-                                   const v1::Argument& a, int at) {
+  absl::StatusOr<BoundArg> BindArg(Where where, const ArgSchema& s,
+                                   const v1::Argument& a) {
     BoundArg b;
-    std::string here = absl::StrCat(where, " argument '", s.name, "'");
+    auto here = [&] { return absl::StrCat(where(), " argument '", s.name, "'"); };
     auto type_error = [&](absl::string_view got) {
-      return Invalid(here, absl::StrCat("expected ", ArgTypeName(s.type),
-                                        ", got ", got));
+      return Invalid(here(), absl::StrCat("expected ", ArgTypeName(s.type),
+                                          ", got ", got));
     };
     switch (a.value_case()) {
       case v1::Argument::kNone:
-        if (!a.none()) return Invalid(here, "'none' must be true");
+        if (!a.none()) return Invalid(here(), "'none' must be true");
         b.kind = Kind::kNone;
         break;
       case v1::Argument::kNode: {
-        AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(here, a.node(), at));
+        AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(here, a.node()));
         b.kind = Kind::kTensor;
         b.values.push_back(id);
         break;
@@ -275,7 +281,7 @@ class Resolver {
       case v1::Argument::kNodes:
         b.kind = Kind::kTensorList;
         for (const std::string& name : a.nodes().names()) {
-          AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(here, name, at));
+          AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(here, name));
           b.values.push_back(id);
         }
         break;
@@ -296,7 +302,7 @@ class Resolver {
         b.s = a.string();
         break;
       case v1::Argument::kDevice:
-        if (a.device() != "cpu") return Invalid(here, "only cpu is supported");
+        if (a.device() != "cpu") return Invalid(here(), "only cpu is supported");
         b.kind = Kind::kDevice;
         b.s = a.device();
         break;
@@ -305,12 +311,12 @@ class Resolver {
         b.ints.assign(a.ints().values().begin(), a.ints().values().end());
         break;
       case v1::Argument::kDtype:
-        if (DTypeRank(a.dtype()) < 0) return Invalid(here, "unsupported dtype");
+        if (DTypeRank(a.dtype()) < 0) return Invalid(here(), "unsupported dtype");
         b.kind = Kind::kDType;
         b.dtype = a.dtype();
         break;
       case v1::Argument::VALUE_NOT_SET:
-        return Invalid(here, "argument has no value");
+        return Invalid(here(), "argument has no value");
     }
     bool optional = false;
     bool ok = false;
@@ -421,23 +427,23 @@ class Resolver {
     return b;
   }
 
-  absl::Status CheckDeclared(absl::string_view where, const v1::Node& node,
+  absl::Status CheckDeclared(Where where, const v1::Node& node,
                              const std::vector<Meta>& inferred,
                              OpEffect effect) {
     if (node.output_meta_size() == 0) return absl::OkStatus();
     if (node.output_meta_size() != static_cast<int>(inferred.size())) {
-      return Invalid(where, absl::StrCat("output_meta has ",
+      return Invalid(where(), absl::StrCat("output_meta has ",
                                          node.output_meta_size(),
                                          " entries for ", inferred.size(),
                                          " results"));
     }
     for (size_t r = 0; r < inferred.size(); ++r) {
       const v1::TensorMeta& declared = node.output_meta(r);
-      std::string here = absl::StrCat(where, " output_meta[", r, "]");
+      auto here = [&] { return absl::StrCat(where(), " output_meta[", r, "]"); };
       AOTCACHE_RETURN_IF_ERROR(CheckMeta(here, declared, limits_));
       Meta d = MetaFromProto(declared);
       if (d.shape != inferred[r].shape || d.dtype != inferred[r].dtype) {
-        return Invalid(here, absl::StrCat(
+        return Invalid(here(), absl::StrCat(
             "declared shape [", absl::StrJoin(d.shape, ", "), "] ",
             DTypeName(d.dtype), " contradicts inferred [",
             absl::StrJoin(inferred[r].shape, ", "), "] ",
@@ -446,7 +452,7 @@ class Resolver {
       bool aliases = effect != OpEffect::kFunctional;
       if (aliases && declared.stride_size() > 0 &&
           (d.stride != inferred[r].stride || d.offset != inferred[r].offset)) {
-        return Invalid(here, "declared strides or offset contradict the view");
+        return Invalid(here(), "declared strides or offset contradict the view");
       }
     }
     return absl::OkStatus();
@@ -454,20 +460,20 @@ class Resolver {
 
   absl::Status AddNode(int i) {
     const v1::Node& node = graph_.nodes(i);
-    std::string where = NodeWhere(graph_, i);
+    auto where = [&] { return NodeWhere(graph_, i); };
     if (IsGetItem(node.op())) return AddGetItem(i);
     const OpInfo* op = OpRegistry::Get().Find(node.op());
     if (op == nullptr) {
-      return Invalid(where, absl::StrCat("unsupported op '", node.op(), "'"));
+      return Invalid(where(), absl::StrCat("unsupported op '", node.op(), "'"));
     }
     if (node.grad_mode() != v1::GRAD_MODE_ENABLED &&
         node.grad_mode() != v1::GRAD_MODE_DISABLED) {
-      return Invalid(where, "grad_mode must be set (GRAD_MODE_ENABLED or "
+      return Invalid(where(), "grad_mode must be set (GRAD_MODE_ENABLED or "
                             "GRAD_MODE_DISABLED)");
     }
     if (node.args_size() + node.kwargs_size() > limits_.max_args_per_node) {
       return absl::ResourceExhaustedError(
-          absl::StrCat(where, ": too many arguments"));
+          absl::StrCat(where(), ": too many arguments"));
     }
     const std::vector<ArgSchema>& schema = op->schema.args;
     int num_positional = 0;
@@ -476,7 +482,7 @@ class Resolver {
       ++num_positional;
     }
     if (node.args_size() > num_positional) {
-      return Invalid(where, absl::StrCat("takes at most ", num_positional,
+      return Invalid(where(), absl::StrCat("takes at most ", num_positional,
                                          " positional arguments, got ",
                                          node.args_size()));
     }
@@ -486,12 +492,12 @@ class Resolver {
         if (schema[k].name != name) continue;
         known = true;
         if (static_cast<int>(k) < node.args_size()) {
-          return Invalid(where, absl::StrCat("argument '", name,
+          return Invalid(where(), absl::StrCat("argument '", name,
                                              "' given twice"));
         }
       }
       if (!known) {
-        return Invalid(where, absl::StrCat("unknown keyword argument '", name, "'"));
+        return Invalid(where(), absl::StrCat("unknown keyword argument '", name, "'"));
       }
     }
     ResolvedNode resolved;
@@ -507,37 +513,40 @@ class Resolver {
         given = &it->second;
       }
       if (given != nullptr) {
-        AOTCACHE_ASSIGN_OR_RETURN(BoundArg b, BindArg(where, schema[k], *given, i));
+        AOTCACHE_ASSIGN_OR_RETURN(BoundArg b, BindArg(where, schema[k], *given));
         resolved.args.push_back(std::move(b));
       } else if (schema[k].default_value.has_value()) {
         AOTCACHE_ASSIGN_OR_RETURN(BoundArg b, DefaultArg(schema[k]));
         resolved.args.push_back(std::move(b));
       } else {
-        return Invalid(where, absl::StrCat("missing argument '",
+        return Invalid(where(), absl::StrCat("missing argument '",
                                            schema[k].name, "'"));
       }
     }
     // The first tensor argument of an aliasing op must be a tensor.
     if (op->effect != OpEffect::kFunctional && !resolved.args[0].is_tensor()) {
-      return Invalid(where, absl::StrCat("argument '", schema[0].name,
+      return Invalid(where(), absl::StrCat("argument '", schema[0].name,
                                          "' must be a tensor"));
     }
     for (size_t k = 0; k < schema.size(); ++k) {
       if (schema[k].type == ArgType::kTensor && resolved.args[k].is_number() &&
           (k == 0 || !AcceptsNumberOperands(*op))) {
-        return Invalid(where, absl::StrCat("argument '", schema[k].name,
+        return Invalid(where(), absl::StrCat("argument '", schema[k].name,
                                            "' must be a tensor"));
       }
     }
-    InferContext ctx(op->schema, resolved.args, metas_);
+    auto meta_of = [this](int id) -> const Meta& {
+      return resolved_.values[id].meta;
+    };
+    InferContext ctx(op->schema, resolved.args, meta_of);
     absl::StatusOr<std::vector<Meta>> inferred = op->infer(ctx);
-    if (!inferred.ok()) return Invalid(where, inferred.status().message());
+    if (!inferred.ok()) return Invalid(where(), inferred.status().message());
     for (Meta& m : *inferred) {
       int64_t numel = 1;
       for (int64_t s : m.shape) {
         if (__builtin_mul_overflow(numel, s, &numel) || numel > limits_.max_numel) {
           return absl::ResourceExhaustedError(
-              absl::StrCat(where, ": result exceeds ", limits_.max_numel,
+              absl::StrCat(where(), ": result exceeds ", limits_.max_numel,
                            " elements"));
         }
       }
@@ -578,20 +587,17 @@ class Resolver {
            op.infer == infer::Where;
   }
 
-  void AddValue(ValueInfo value) {
-    metas_.push_back(value.meta);
-    resolved_.values.push_back(std::move(value));
-  }
+  void AddValue(ValueInfo value) { resolved_.values.push_back(std::move(value)); }
 
   static constexpr int kMultiResult = -1;
 
   const v1::Graph& graph_;
   const GraphLimits& limits_;
   ResolvedGraph resolved_;
-  absl::flat_hash_map<std::string, int> names_;  // Name -> value id.
-  absl::flat_hash_map<std::string, int> node_position_;
-  absl::flat_hash_map<std::string, std::vector<int>> multi_results_;
-  std::vector<Meta> metas_;  // The metas of resolved_.values, for inference.
+  // Keys point into graph_, which outlives the resolver.
+  absl::flat_hash_map<absl::string_view, int> names_;  // Name -> value id.
+  absl::flat_hash_map<absl::string_view, int> node_position_;
+  absl::flat_hash_map<absl::string_view, std::vector<int>> multi_results_;
 };
 
 }  // namespace

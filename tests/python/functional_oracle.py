@@ -38,15 +38,17 @@ import base64
 import json
 import operator
 import os
+import re
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-import eager_oracle  # noqa: E402  (also puts tests/fixtures on sys.path)
+# eager_oracle also puts tests/fixtures on sys.path.
 from eager_oracle import GRAPHS, _arg, _DTYPES, _NP, flat_outputs, normalize, storage_key  # noqa: E402,E501
 import scenarios  # noqa: E402
 from scenarios import SAVE  # noqa: E402
@@ -93,13 +95,23 @@ def aliased_clone(inputs):
     return out
 
 
+def snake_keys(obj):
+    """Proto3 JSON may spell field names in lowerCamelCase; use the proto names."""
+    if isinstance(obj, dict):
+        return {re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), k): snake_keys(v)
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [snake_keys(x) for x in obj]
+    return obj
+
+
 def run_cli(cli, graph_path):
     proc = subprocess.run([cli, "analyze", "--json", graph_path], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True)
     if proc.returncode != 0:
         raise RuntimeError("aotcache exited with %d: %s"
                            % (proc.returncode, proc.stderr.strip()[:500]))
-    return normalize(json.loads(proc.stdout))
+    return normalize(snake_keys(json.loads(proc.stdout)))
 
 
 def interpret(graph, feeds):
@@ -109,7 +121,6 @@ def interpret(graph, feeds):
     for c in graph.get("constants", []):
         m = c["meta"]
         dtype = m.get("dtype", "DTYPE_FLOAT32")
-        import numpy as np
         arr = np.frombuffer(base64.b64decode(c.get("data", "")), dtype=_NP[dtype]).copy()
         env[c["name"]] = torch.from_numpy(arr).reshape(m.get("shape", [])).to(_DTYPES[dtype])
     with torch.no_grad():
@@ -232,6 +243,7 @@ def check_variant(var, cli):
                % ([x["name"] for x in fins], len(layout), layout))
         return c, rng
     feeds = {}
+    n_errors = len(c.errors)
     sbs = vmd.get("synthetic_bases", [])
     for fi, (kind, idx) in zip(fins, layout):
         if kind == "input":
@@ -246,11 +258,14 @@ def check_variant(var, cli):
                 c.fail("functional inputs", "%r where synthetic base %d belongs" % (fi["name"], idx))
             member = clones[min(sb["inputs"])]
             size = sb.get("size", 0)
+            if list(fi["meta"].get("shape", [])) != [size]:
+                c.fail("functional inputs", "%r has shape %s, synthetic base %d has size %d"
+                       % (fi["name"], fi["meta"].get("shape"), idx, size))
             if size != storage_numel(member):
                 c.fail("synthetic_bases[%d].size" % idx, "%d, the storage has %d elements"
                        % (size, storage_numel(member)))
             feeds[fi["name"]] = torch.as_strided(member, (size,), (1,), 0)
-    if c.errors:
+    if len(c.errors) > n_errors:
         return c, rng
 
     # ---- interpret -------------------------------------------------------------
