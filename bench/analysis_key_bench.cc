@@ -1,8 +1,8 @@
 // bench/analysis_key: the server's per-request analysis (validate, replay,
-// ViewAndMutationData, mode) plus the cache key -- all a cache hit costs -- for graphs
-// of 100, 1,000 and 10,000 nodes, beside parsing and serializing the same
-// graph in the same run. Prints absolute times and, at the end, the ratio of
-// analysis+key to each baseline (machines here are shared and noisy; the
+// ViewAndMutationData, mode) plus the cache key -- all a cache hit costs -- for
+// graphs of 100, 1,000 and 10,000 nodes, beside parsing and serializing the
+// same graph in the same run. Prints absolute times and, at the end, the ratio
+// of analysis+key to each baseline (machines here are shared and noisy; the
 // ratios are what to compare across runs).
 //
 //   build/bench/analysis_key_bench [--benchmark_min_time=0.5]
@@ -121,7 +121,8 @@ void BM_Functionalize(benchmark::State& state) {
   absl::StatusOr<Replay> replay = ReplayAutograd(*r);
   absl::StatusOr<v1::ViewAndMutationData> vmd =
       AnalyzeViewsAndMutations(*r, *replay, v1::CompileOptions());
-  for (auto _ : state) benchmark::DoNotOptimize(Functionalize(*r, *replay, *vmd));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(Functionalize(*r, *replay, *vmd));
 }
 
 void BM_AnalysisAndKey(benchmark::State& state) {
@@ -134,8 +135,8 @@ void BM_AnalysisAndKey(benchmark::State& state) {
       state.SkipWithError(std::string(a.status().message()).c_str());
       return;
     }
-    benchmark::DoNotOptimize(ComputeKey(a->graph, a->view_and_mutation,
-                                        a->mode, options, context));
+    benchmark::DoNotOptimize(
+        ComputeKey(a->graph, a->view_and_mutation, a->mode, options, context));
   }
 }
 

@@ -18,8 +18,8 @@
 
 // Evaluates `rexpr` (a StatusOr); returns its status if not OK, else moves
 // its value into `lhs` (a declaration or an lvalue).
-#define AOTCACHE_ASSIGN_OR_RETURN(lhs, rexpr)                                  \
-  AOTCACHE_ASSIGN_OR_RETURN_IMPL(                                              \
+#define AOTCACHE_ASSIGN_OR_RETURN(lhs, rexpr) \
+  AOTCACHE_ASSIGN_OR_RETURN_IMPL(             \
       AOTCACHE_STATUS_CONCAT(aotcache_statusor_, __LINE__), lhs, rexpr)
 
 #define AOTCACHE_ASSIGN_OR_RETURN_IMPL(statusor, lhs, rexpr) \

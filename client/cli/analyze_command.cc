@@ -68,8 +68,7 @@ void PrintReadable(const v1::Graph& graph, const Analysis& a,
   out << "intermediate bases: " << vmd.num_intermediate_bases() << "\n";
   for (const v1::SyntheticBase& b : vmd.synthetic_bases()) {
     out << "synthetic base: storage " << b.storage() << " (" << b.size()
-        << " elements) for inputs " << absl::StrJoin(b.inputs(), ", ")
-        << "\n";
+        << " elements) for inputs " << absl::StrJoin(b.inputs(), ", ") << "\n";
   }
   std::vector<std::string> tangents;
   for (const v1::TangentInfo& t : vmd.tangents()) {
@@ -97,7 +96,8 @@ int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
     } else if (absl::StartsWith(arg, "--backend=")) {
       backend = arg.substr(10);
     } else if (absl::StartsWith(arg, "-") || !path.empty()) {
-      err << "aotcache analyze: unexpected argument '" << arg << "'\n" << kUsage;
+      err << "aotcache analyze: unexpected argument '" << arg << "'\n"
+          << kUsage;
       return 2;
     } else {
       path = arg;

@@ -135,7 +135,8 @@ class Replayer {
       for (size_t r = 0; r < node.results.size(); ++r) {
         int v = node.results[r];
         int id = NewFreshObject(graph_.values[v].meta);
-        r_.objects[id].has_grad_fn = node.grad_enabled && differentiable_input &&
+        r_.objects[id].has_grad_fn = node.grad_enabled &&
+                                     differentiable_input &&
                                      op.differentiable_results[r] &&
                                      IsFloating(graph_.values[v].meta.dtype);
         r_.value_object[v] = id;
@@ -151,7 +152,8 @@ class Replayer {
         view.storage = base.storage;
         view.view_base = base.view_base >= 0 ? base.view_base : self;
         view.view_created_in_no_grad =
-            !node.grad_enabled || (base.view_base >= 0 && base.view_created_in_no_grad);
+            !node.grad_enabled ||
+            (base.view_base >= 0 && base.view_created_in_no_grad);
         view.has_grad_fn = node.grad_enabled && r_.RequiresGrad(self);
         view.origin_input = base.origin_input;
         view.meta = graph_.values[result_value].meta;

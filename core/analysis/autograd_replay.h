@@ -23,8 +23,8 @@ struct TensorObject {
   bool view_created_in_no_grad = false;
   bool requires_grad_flag = false;  // A leaf created with requires_grad=True.
   bool has_grad_fn = false;
-  int input = -1;          // The input this object is, or -1.
-  int origin_input = -1;   // The input whose view chain produced it, or -1.
+  int input = -1;         // The input this object is, or -1.
+  int origin_input = -1;  // The input whose view chain produced it, or -1.
   bool metadata_mutated = false;
   Meta meta;
 };
@@ -37,8 +37,8 @@ struct StorageState {
 
 struct Replay {
   std::vector<TensorObject> objects;
-  std::vector<int> value_object;  // Per value id of the ResolvedGraph.
-  std::vector<int> input_object;  // Per input.
+  std::vector<int> value_object;       // Per value id of the ResolvedGraph.
+  std::vector<int> input_object;       // Per input.
   std::vector<StorageState> storages;  // Input storages first.
 
   bool RequiresGrad(int object) const;

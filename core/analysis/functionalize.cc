@@ -70,8 +70,10 @@ class Functionalizer {
   Functionalizer(const ResolvedGraph& graph, const Replay& replay,
                  const v1::ViewAndMutationData& vmd)
       : graph_(graph), replay_(replay), vmd_(vmd) {
-    for (const v1::Input& in : graph.graph->inputs()) used_names_.insert(in.name());
-    for (const v1::Constant& c : graph.graph->constants()) used_names_.insert(c.name());
+    for (const v1::Input& in : graph.graph->inputs())
+      used_names_.insert(in.name());
+    for (const v1::Constant& c : graph.graph->constants())
+      used_names_.insert(c.name());
     for (const v1::Node& n : graph.graph->nodes()) {
       used_names_.insert(n.name());
       original_names_.insert(n.name());
@@ -96,9 +98,9 @@ class Functionalizer {
     AOTCACHE_RETURN_IF_ERROR(AddOutputs());
     absl::StatusOr<ResolvedGraph> check = ValidateGraph(out_);
     if (!check.ok()) {
-      return absl::InternalError(absl::StrCat(
-          "functionalization produced an invalid graph: ",
-          check.status().message()));
+      return absl::InternalError(
+          absl::StrCat("functionalization produced an invalid graph: ",
+                       check.status().message()));
     }
     return std::move(out_);
   }
@@ -127,17 +129,33 @@ class Functionalizer {
   v1::Argument ToProto(const BoundArg& b) const {
     v1::Argument a;
     switch (b.kind) {
-      case Kind::kNone: a.set_none(true); break;
-      case Kind::kInt: a.set_int_(b.i); break;
-      case Kind::kFloat: a.set_float_(b.f); break;
-      case Kind::kBool: a.set_bool_(b.b); break;
-      case Kind::kString: a.set_string(b.s); break;
-      case Kind::kDevice: a.set_device(b.s); break;
+      case Kind::kNone:
+        a.set_none(true);
+        break;
+      case Kind::kInt:
+        a.set_int_(b.i);
+        break;
+      case Kind::kFloat:
+        a.set_float_(b.f);
+        break;
+      case Kind::kBool:
+        a.set_bool_(b.b);
+        break;
+      case Kind::kString:
+        a.set_string(b.s);
+        break;
+      case Kind::kDevice:
+        a.set_device(b.s);
+        break;
       case Kind::kInts:
         for (int64_t v : b.ints) a.mutable_ints()->add_values(v);
         break;
-      case Kind::kDType: a.set_dtype(b.dtype); break;
-      case Kind::kTensor: a.set_node(names_[b.values[0]]); break;
+      case Kind::kDType:
+        a.set_dtype(b.dtype);
+        break;
+      case Kind::kTensor:
+        a.set_node(names_[b.values[0]]);
+        break;
       case Kind::kTensorList:
         for (int v : b.values) a.mutable_nodes()->add_names(names_[v]);
         break;
@@ -162,7 +180,8 @@ class Functionalizer {
     for (size_t k = 0; k < args.size(); ++k) {
       const ArgSchema& s = op.schema.args[k];
       if (s.kwarg_only) {
-        if (!args[k].is_none()) (*node->mutable_kwargs())[s.name] = ToProto(args[k]);
+        if (!args[k].is_none())
+          (*node->mutable_kwargs())[s.name] = ToProto(args[k]);
       } else {
         *node->add_args() = ToProto(args[k]);
       }
@@ -234,9 +253,9 @@ class Functionalizer {
         root.value = NewValue(added->name(), meta);
       }
       const Meta& m = graph_.values[i].meta;
-      ViewStep step{&Op("aten.as_strided.default"),
-                    {BoundArg(), IntsArg(m.shape), IntsArg(m.stride),
-                     IntArg(m.offset)}};
+      ViewStep step{
+          &Op("aten.as_strided.default"),
+          {BoundArg(), IntsArg(m.shape), IntsArg(m.stride), IntArg(m.offset)}};
       objects_[obj].chain.push_back(std::move(step));
       objects_[obj].generation = -1;  // Built on first read.
     }
@@ -276,8 +295,9 @@ class Functionalizer {
                      absl::StrCat(name, "_inverse"));
     };
     if (name == "select") {
-      return with("aten.select_scatter.default",
-                  {TensorArg(base), TensorArg(updated), step.args[1], step.args[2]});
+      return with(
+          "aten.select_scatter.default",
+          {TensorArg(base), TensorArg(updated), step.args[1], step.args[2]});
     }
     if (name == "slice") {
       return with("aten.slice_scatter.default",
@@ -302,7 +322,8 @@ class Functionalizer {
         int64_t d = step.args[1].ints[i];
         inverse[d < 0 ? d + rank : d] = i;
       }
-      return with("aten.permute.default", {TensorArg(updated), IntsArg(inverse)});
+      return with("aten.permute.default",
+                  {TensorArg(updated), IntsArg(inverse)});
     }
     if (name == "unsqueeze") {
       int64_t d = step.args[1].i;
@@ -318,8 +339,9 @@ class Functionalizer {
     if (name == "view" || name == "_reshape_alias" || name == "_unsafe_view") {
       int source = updated;
       if (!metas_[updated].IsContiguous()) {
-        AOTCACHE_ASSIGN_OR_RETURN(source, with("aten.clone.default",
-                                               {TensorArg(updated), BoundArg()}));
+        AOTCACHE_ASSIGN_OR_RETURN(
+            source,
+            with("aten.clone.default", {TensorArg(updated), BoundArg()}));
       }
       return with("aten.view.default",
                   {TensorArg(source), IntsArg(metas_[base].shape)});
@@ -336,14 +358,14 @@ class Functionalizer {
     // Values along the chain, root first.
     std::vector<int> along = {root.value};
     for (size_t k = 0; k + 1 < o.chain.size(); ++k) {
-      AOTCACHE_ASSIGN_OR_RETURN(int v, ApplyView(o.chain[k], along.back(),
-                                                 grad_enabled));
+      AOTCACHE_ASSIGN_OR_RETURN(
+          int v, ApplyView(o.chain[k], along.back(), grad_enabled));
       along.push_back(v);
     }
     int value = updated;
     for (size_t k = o.chain.size(); k-- > 0;) {
-      AOTCACHE_ASSIGN_OR_RETURN(value, Scatter(o.chain[k], along[k], value,
-                                               grad_enabled));
+      AOTCACHE_ASSIGN_OR_RETURN(
+          value, Scatter(o.chain[k], along[k], value, grad_enabled));
     }
     root.value = value;
     ++root.generation;
@@ -358,7 +380,8 @@ class Functionalizer {
     std::vector<BoundArg> args = node.args;
     for (BoundArg& a : args) {
       for (int& v : a.values) {
-        AOTCACHE_ASSIGN_OR_RETURN(v, Read(replay_.value_object[v], node.grad_enabled));
+        AOTCACHE_ASSIGN_OR_RETURN(
+            v, Read(replay_.value_object[v], node.grad_enabled));
       }
     }
     return args;
@@ -369,8 +392,9 @@ class Functionalizer {
     const std::string& name = graph_.proto(node).name();
     AOTCACHE_ASSIGN_OR_RETURN(std::vector<BoundArg> args, ReadArgs(node));
     if (op.effect == OpEffect::kFunctional) {
-      AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> results,
-                                Emit(op, std::move(args), node.grad_enabled, name));
+      AOTCACHE_ASSIGN_OR_RETURN(
+          std::vector<int> results,
+          Emit(op, std::move(args), node.grad_enabled, name));
       for (size_t r = 0; r < results.size(); ++r) {
         SetFresh(replay_.value_object[node.results[r]], results[r]);
       }
@@ -384,8 +408,8 @@ class Functionalizer {
       case OpEffect::kUnsafeView: {
         ViewStep step{&op, node.args};
         step.args[0] = BoundArg();
-        AOTCACHE_ASSIGN_OR_RETURN(int local,
-                                  EmitOne(op, std::move(args), node.grad_enabled, name));
+        AOTCACHE_ASSIGN_OR_RETURN(
+            int local, EmitOne(op, std::move(args), node.grad_enabled, name));
         ObjectState& view = objects_[result];
         view.chain = objects_[self].chain;
         view.chain.push_back(std::move(step));
@@ -396,8 +420,8 @@ class Functionalizer {
       case OpEffect::kInPlaceMetadata: {
         ViewStep step{&Op(op.functional_counterpart), node.args};
         step.args[0] = BoundArg();
-        AOTCACHE_ASSIGN_OR_RETURN(
-            int local, EmitOne(*step.op, std::move(args), node.grad_enabled, name));
+        AOTCACHE_ASSIGN_OR_RETURN(int local, EmitOne(*step.op, std::move(args),
+                                                     node.grad_enabled, name));
         objects_[self].chain.push_back(std::move(step));
         objects_[self].value = local;
         return absl::OkStatus();
@@ -412,7 +436,8 @@ class Functionalizer {
           }
         }
         AOTCACHE_ASSIGN_OR_RETURN(
-            int updated, EmitOne(functional, std::move(args), node.grad_enabled, name));
+            int updated,
+            EmitOne(functional, std::move(args), node.grad_enabled, name));
         return Write(self, updated, node.grad_enabled);
       }
       case OpEffect::kFunctional:
@@ -463,7 +488,7 @@ class Functionalizer {
   std::vector<std::string> names_;  // Per local value.
   std::vector<Meta> metas_;         // Per local value.
   absl::flat_hash_set<std::string> used_names_;
-  absl::flat_hash_set<std::string> original_names_;  // Not yet re-emitted.
+  absl::flat_hash_set<std::string> original_names_;    // Not yet re-emitted.
   absl::flat_hash_map<std::string, int> next_suffix_;  // Per name hint.
   std::vector<ObjectState> objects_;
   std::vector<StorageRoot> roots_;

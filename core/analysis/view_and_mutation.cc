@@ -134,9 +134,10 @@ void AddTangents(const ResolvedGraph& graph, const Replay& replay,
   }
   for (int j = 0; j < vmd->outputs_size(); ++j) {
     const v1::OutputAliasInfo& out = vmd->outputs(j);
-    bool gets_tangent = out.output_type() == v1::OUTPUT_TYPE_NON_ALIAS ||
-                        out.output_type() == v1::OUTPUT_TYPE_UNSAFE_VIEW_ALIAS ||
-                        out.output_type() == v1::OUTPUT_TYPE_CUSTOM_FUNCTION_VIEW;
+    bool gets_tangent =
+        out.output_type() == v1::OUTPUT_TYPE_NON_ALIAS ||
+        out.output_type() == v1::OUTPUT_TYPE_UNSAFE_VIEW_ALIAS ||
+        out.output_type() == v1::OUTPUT_TYPE_CUSTOM_FUNCTION_VIEW;
     if (gets_tangent && out.requires_grad()) {
       v1::TangentInfo* t = vmd->add_tangents();
       t->set_source(v1::TANGENT_SOURCE_USER_OUTPUT);

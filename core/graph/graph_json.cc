@@ -10,11 +10,12 @@ absl::Status ParseJson(absl::string_view json,
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
   auto status = google::protobuf::util::JsonStringToMessage(
-      google::protobuf::StringPiece(json.data(), json.size()), message, options);
+      google::protobuf::StringPiece(json.data(), json.size()), message,
+      options);
   if (!status.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(message->GetDescriptor()->name(), " JSON: ",
-                     std::string(status.message())));
+        absl::StrCat(message->GetDescriptor()->name(),
+                     " JSON: ", std::string(status.message())));
   }
   return absl::OkStatus();
 }

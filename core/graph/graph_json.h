@@ -14,7 +14,8 @@ namespace aotcache {
 
 // Parses `json` into `message`. Returns InvalidArgument with the parser's
 // complaint (unknown fields are errors: a typo must not be ignored).
-absl::Status ParseJson(absl::string_view json, google::protobuf::Message* message);
+absl::Status ParseJson(absl::string_view json,
+                       google::protobuf::Message* message);
 
 // Pretty-printed, fields in declaration order, snake_case names.
 std::string ToJson(const google::protobuf::Message& message);

@@ -1,7 +1,7 @@
 #include "core/graph/op_registry.h"
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 #include "absl/algorithm/container.h"
 
@@ -23,21 +23,27 @@ struct Row {
   const char* schema;
   InferFn infer;
   unsigned flags = kNone;
-  const char* functional = "";       // For in-place ops.
+  const char* functional = "";        // For in-place ops.
   const char* nondiff_arg = nullptr;  // One tensor argument without gradient.
 };
 
 // Schemas as torch 1.13's native_functions.yaml spells them.
 const Row kRows[] = {
     // Pointwise arithmetic.
-    {"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", infer::Elementwise},
-    {"add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", infer::Elementwise},
-    {"sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", infer::Elementwise},
-    {"sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", infer::Elementwise},
+    {"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+     infer::Elementwise},
+    {"add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+     infer::Elementwise},
+    {"sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+     infer::Elementwise},
+    {"sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+     infer::Elementwise},
     {"mul.Tensor(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
     {"mul.Scalar(Tensor self, Scalar other) -> Tensor", infer::Elementwise},
-    {"div.Tensor(Tensor self, Tensor other) -> Tensor", infer::ElementwiseFloat},
-    {"div.Scalar(Tensor self, Scalar other) -> Tensor", infer::ElementwiseFloat},
+    {"div.Tensor(Tensor self, Tensor other) -> Tensor",
+     infer::ElementwiseFloat},
+    {"div.Scalar(Tensor self, Scalar other) -> Tensor",
+     infer::ElementwiseFloat},
     {"neg(Tensor self) -> Tensor", infer::Elementwise},
     {"exp(Tensor self) -> Tensor", infer::ElementwiseFloat},
     {"log(Tensor self) -> Tensor", infer::ElementwiseFloat},
@@ -46,97 +52,191 @@ const Row kRows[] = {
     {"tanh(Tensor self) -> Tensor", infer::ElementwiseFloat},
     {"sigmoid(Tensor self) -> Tensor", infer::ElementwiseFloat},
     {"relu(Tensor self) -> Tensor", infer::Elementwise},
-    {"gelu(Tensor self, *, str approximate='none') -> Tensor", infer::ElementwiseFloat},
+    {"gelu(Tensor self, *, str approximate='none') -> Tensor",
+     infer::ElementwiseFloat},
     {"sqrt(Tensor self) -> Tensor", infer::ElementwiseFloat},
     {"rsqrt(Tensor self) -> Tensor", infer::ElementwiseFloat},
     {"abs(Tensor self) -> Tensor", infer::Elementwise},
-    {"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", infer::Elementwise},
+    {"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
+     infer::Elementwise},
     {"maximum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
     {"minimum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
-    {"where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", infer::Where, kNone, "", "condition"},
-    {"clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", infer::Clone},
-    {"copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", infer::InPlace},
-    {"fill.Scalar(Tensor self, Scalar value) -> Tensor", infer::Fresh, kNotDifferentiable},
+    {"where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+     infer::Where, kNone, "", "condition"},
+    {"clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+     infer::Clone},
+    {"copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
+     infer::InPlace},
+    {"fill.Scalar(Tensor self, Scalar value) -> Tensor", infer::Fresh,
+     kNotDifferentiable},
     // Comparisons.
-    {"eq.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"eq.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"ne.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"ne.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"lt.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"lt.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"le.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"le.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"gt.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"gt.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"ge.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison, kNotDifferentiable},
-    {"ge.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison, kNotDifferentiable},
+    {"eq.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"eq.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"ne.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"ne.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"lt.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"lt.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"le.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"le.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"gt.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"gt.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"ge.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
+    {"ge.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison,
+     kNotDifferentiable},
     // Factories.
-    {"ones(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", infer::Factory, kNotDifferentiable},
-    {"zeros(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", infer::Factory, kNotDifferentiable},
-    {"full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", infer::Full, kNotDifferentiable},
-    {"ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kNotDifferentiable},
-    {"zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kNotDifferentiable},
-    {"empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kNotDifferentiable},
+    {"ones(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? "
+     "device=None, bool? pin_memory=None) -> Tensor",
+     infer::Factory, kNotDifferentiable},
+    {"zeros(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None) -> Tensor",
+     infer::Factory, kNotDifferentiable},
+    {"full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? "
+     "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+     infer::Full, kNotDifferentiable},
+    {"ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None, MemoryFormat? "
+     "memory_format=None) -> Tensor",
+     infer::Like, kNotDifferentiable},
+    {"zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None, MemoryFormat? "
+     "memory_format=None) -> Tensor",
+     infer::Like, kNotDifferentiable},
+    {"empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None, MemoryFormat? "
+     "memory_format=None) -> Tensor",
+     infer::Like, kNotDifferentiable},
     {"lift_fresh_copy(Tensor self) -> Tensor", infer::Fresh},
-    {"_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor", infer::ToCopy},
+    {"_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None, bool non_blocking=False, "
+     "MemoryFormat? memory_format=None) -> Tensor",
+     infer::ToCopy},
     // Reductions and normalizations.
     {"sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", infer::SumAll},
-    {"sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", infer::SumDim},
+    {"sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, "
+     "ScalarType? dtype=None) -> Tensor",
+     infer::SumDim},
     {"mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", infer::MeanAll},
-    {"mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", infer::MeanDim},
-    {"amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", infer::Amax},
-    {"_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", infer::Softmax},
-    {"_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", infer::Softmax},
-    {"native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)", infer::LayerNorm, kFirstResultOnly},
-    {"mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", infer::MseLoss},
+    {"mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
+     "dtype=None) -> Tensor",
+     infer::MeanDim},
+    {"amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+     infer::Amax},
+    {"_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+     infer::Softmax},
+    {"_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
+     infer::Softmax},
+    {"native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? "
+     "weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)",
+     infer::LayerNorm, kFirstResultOnly},
+    {"mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+     infer::MseLoss},
     // Linear algebra.
     {"mm(Tensor self, Tensor mat2) -> Tensor", infer::Mm},
-    {"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", infer::Addmm},
+    {"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar "
+     "alpha=1) -> Tensor",
+     infer::Addmm},
     {"bmm(Tensor self, Tensor mat2) -> Tensor", infer::Bmm},
     {"dot(Tensor self, Tensor tensor) -> Tensor", infer::Dot},
     {"cat(Tensor[] tensors, int dim=0) -> Tensor", infer::Cat},
     // Views.
     {"view(Tensor(a) self, SymInt[] size) -> Tensor(a)", infer::View},
-    {"_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)", infer::ReshapeAlias},
-    {"_unsafe_view(Tensor self, SymInt[] size) -> Tensor", infer::UnsafeView, kUnsafeViewFlag},
+    {"_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> "
+     "Tensor(a)",
+     infer::ReshapeAlias},
+    {"_unsafe_view(Tensor self, SymInt[] size) -> Tensor", infer::UnsafeView,
+     kUnsafeViewFlag},
     {"t(Tensor(a) self) -> Tensor(a)", infer::T},
-    {"transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", infer::Transpose},
+    {"transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)",
+     infer::Transpose},
     {"permute(Tensor(a) self, int[] dims) -> Tensor(a)", infer::Permute},
-    {"expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)", infer::Expand},
+    {"expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> "
+     "Tensor(a)",
+     infer::Expand},
     {"unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", infer::Unsqueeze},
     {"squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", infer::SqueezeDim},
-    {"slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", infer::Slice},
-    {"select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", infer::Select},
+    {"slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? "
+     "end=None, SymInt step=1) -> Tensor(a)",
+     infer::Slice},
+    {"select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
+     infer::Select},
     {"detach(Tensor(a) self) -> Tensor(a)", infer::SameAsSelf, kDetachFlag},
     {"alias(Tensor(a) self) -> Tensor(a)", infer::SameAsSelf},
-    {"as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)", infer::AsStrided},
+    {"as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? "
+     "storage_offset=None) -> Tensor(a)",
+     infer::AsStrided},
     // Scatters: the functional inverses of views.
-    {"select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor", infer::SelectScatter},
-    {"slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor", infer::SliceScatter},
-    {"as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor", infer::AsStridedScatter},
+    {"select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor",
+     infer::SelectScatter},
+    {"slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, "
+     "SymInt? end=None, SymInt step=1) -> Tensor",
+     infer::SliceScatter},
+    {"as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] "
+     "stride, SymInt? storage_offset=None) -> Tensor",
+     infer::AsStridedScatter},
     // In place.
-    {"add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", infer::InPlace, kNone, "aten.add.Tensor"},
-    {"add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", infer::InPlace, kNone, "aten.add.Scalar"},
-    {"sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)", infer::InPlace, kNone, "aten.sub.Tensor"},
-    {"sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)", infer::InPlace, kNone, "aten.sub.Scalar"},
-    {"mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", infer::InPlace, kNone, "aten.mul.Tensor"},
-    {"mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", infer::InPlace, kNone, "aten.mul.Scalar"},
-    {"div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", infer::InPlace, kNone, "aten.div.Tensor"},
-    {"div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", infer::InPlace, kNone, "aten.div.Scalar"},
-    {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", infer::InPlace, kNone, "aten.copy.default"},
-    {"zero_(Tensor(a!) self) -> Tensor(a!)", infer::SameAsSelf, kNone, "aten.zeros_like.default"},
-    {"fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)", infer::SameAsSelf, kNone, "aten.fill.Scalar"},
-    {"relu_(Tensor(a!) self) -> Tensor(a!)", infer::SameAsSelf, kNone, "aten.relu.default"},
-    {"t_(Tensor(a!) self) -> Tensor(a!)", infer::T, kMetadataMutation, "aten.t.default"},
-    {"transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)", infer::Transpose, kMetadataMutation, "aten.transpose.int"},
-    {"unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", infer::Unsqueeze, kMetadataMutation, "aten.unsqueeze.default"},
+    {"add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> "
+     "Tensor(a!)",
+     infer::InPlace, kNone, "aten.add.Tensor"},
+    {"add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+     infer::InPlace, kNone, "aten.add.Scalar"},
+    {"sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> "
+     "Tensor(a!)",
+     infer::InPlace, kNone, "aten.sub.Tensor"},
+    {"sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)",
+     infer::InPlace, kNone, "aten.sub.Scalar"},
+    {"mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", infer::InPlace,
+     kNone, "aten.mul.Tensor"},
+    {"mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", infer::InPlace,
+     kNone, "aten.mul.Scalar"},
+    {"div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", infer::InPlace,
+     kNone, "aten.div.Tensor"},
+    {"div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", infer::InPlace,
+     kNone, "aten.div.Scalar"},
+    {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> "
+     "Tensor(a!)",
+     infer::InPlace, kNone, "aten.copy.default"},
+    {"zero_(Tensor(a!) self) -> Tensor(a!)", infer::SameAsSelf, kNone,
+     "aten.zeros_like.default"},
+    {"fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+     infer::SameAsSelf, kNone, "aten.fill.Scalar"},
+    {"relu_(Tensor(a!) self) -> Tensor(a!)", infer::SameAsSelf, kNone,
+     "aten.relu.default"},
+    {"t_(Tensor(a!) self) -> Tensor(a!)", infer::T, kMetadataMutation,
+     "aten.t.default"},
+    {"transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
+     infer::Transpose, kMetadataMutation, "aten.transpose.int"},
+    {"unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", infer::Unsqueeze,
+     kMetadataMutation, "aten.unsqueeze.default"},
     // Random: results depend on torch's RNG state, which no artifact captures.
-    {"native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)", infer::Dropout, kUsesRng | kFirstResultOnly},
-    {"rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kUsesRng | kNotDifferentiable},
-    {"randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor", infer::Like, kUsesRng | kNotDifferentiable},
-    {"bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", infer::Fresh, kUsesRng | kNotDifferentiable},
-    {"bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor", infer::Fresh, kUsesRng | kNotDifferentiable},
-    {"bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", infer::SameAsSelf, kUsesRng, "aten.bernoulli.p"},
+    {"native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
+     infer::Dropout, kUsesRng | kFirstResultOnly},
+    {"rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None, MemoryFormat? "
+     "memory_format=None) -> Tensor",
+     infer::Like, kUsesRng | kNotDifferentiable},
+    {"randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None, MemoryFormat? "
+     "memory_format=None) -> Tensor",
+     infer::Like, kUsesRng | kNotDifferentiable},
+    {"bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+     infer::Fresh, kUsesRng | kNotDifferentiable},
+    {"bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> "
+     "Tensor",
+     infer::Fresh, kUsesRng | kNotDifferentiable},
+    {"bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? "
+     "generator=None) -> Tensor(a!)",
+     infer::SameAsSelf, kUsesRng, "aten.bernoulli.p"},
 };
 
 OpEffect EffectOf(const OpSchema& schema, unsigned flags) {
@@ -171,8 +271,8 @@ OpRegistry::OpRegistry() {
     info.qualified_name = info.schema.QualifiedName();
     info.infer = row.infer;
     info.effect = EffectOf(info.schema, row.flags);
-    info.cacheability =
-        (row.flags & kUsesRng) ? Cacheability::kUsesRng : Cacheability::kCacheable;
+    info.cacheability = (row.flags & kUsesRng) ? Cacheability::kUsesRng
+                                               : Cacheability::kCacheable;
     info.differentiable = !(row.flags & kNotDifferentiable);
     if (row.nondiff_arg != nullptr) {
       info.nondifferentiable_args.push_back(row.nondiff_arg);

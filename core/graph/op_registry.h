@@ -18,12 +18,12 @@ namespace aotcache {
 
 // What an op does to memory, as autograd and functionalization see it.
 enum class OpEffect {
-  kFunctional,        // Fresh results.
-  kView,              // Result 0 is a differentiable view of `self`.
-  kDetach,            // Shares self's storage; no autograd history.
-  kUnsafeView,        // Shares self's storage; autograd sees a fresh tensor.
-  kInPlace,           // Writes self's data and returns self.
-  kInPlaceMetadata,   // Changes self's shape/stride/offset and returns self.
+  kFunctional,       // Fresh results.
+  kView,             // Result 0 is a differentiable view of `self`.
+  kDetach,           // Shares self's storage; no autograd history.
+  kUnsafeView,       // Shares self's storage; autograd sees a fresh tensor.
+  kInPlace,          // Writes self's data and returns self.
+  kInPlaceMetadata,  // Changes self's shape/stride/offset and returns self.
 };
 
 // Why a result cannot be reused from the cache.

@@ -82,13 +82,14 @@ absl::StatusOr<v1::Argument> ParseDefault(ArgType type,
   } else if (text == "Mean") {  // at::Reduction::Mean
     value.set_int_(1);
   } else if (absl::StartsWith(text, "'")) {
-    value.set_string(std::string(absl::StripSuffix(
-        absl::StripPrefix(text, "'"), "'")));
+    value.set_string(
+        std::string(absl::StripSuffix(absl::StripPrefix(text, "'"), "'")));
   } else if (absl::StartsWith(text, "[")) {
     absl::string_view inner =
         absl::StripSuffix(absl::StripPrefix(text, "["), "]");
     auto* ints = value.mutable_ints();
-    for (absl::string_view item : absl::StrSplit(inner, ',', absl::SkipEmpty())) {
+    for (absl::string_view item :
+         absl::StrSplit(inner, ',', absl::SkipEmpty())) {
       int64_t v;
       if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(item), &v)) {
         return absl::InvalidArgumentError(absl::StrCat("bad default ", text));

@@ -1,8 +1,8 @@
 // An ATen operator schema, parsed from torch's own schema syntax
-// ("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)").
-// The alias annotations drive the mutation and alias analysis: `Tensor(a!)`
-// is written in place and returned, `Tensor(a)` returns a view of its input.
-// Thread-safety: immutable after parsing.
+// ("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) ->
+// Tensor(a!)"). The alias annotations drive the mutation and alias analysis:
+// `Tensor(a!)` is written in place and returned, `Tensor(a)` returns a view of
+// its input. Thread-safety: immutable after parsing.
 #ifndef AOTCACHE_CORE_GRAPH_OP_SCHEMA_H_
 #define AOTCACHE_CORE_GRAPH_OP_SCHEMA_H_
 

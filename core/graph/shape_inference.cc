@@ -42,9 +42,9 @@ absl::StatusOr<std::vector<int64_t>> Broadcast(const std::vector<int64_t>& a,
     int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
     int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
     if (da != db && da != 1 && db != 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shapes ", ShapeString(a), " and ", ShapeString(b),
-                       " do not broadcast"));
+      return absl::InvalidArgumentError(absl::StrCat("shapes ", ShapeString(a),
+                                                     " and ", ShapeString(b),
+                                                     " do not broadcast"));
     }
     out[out.size() - 1 - i] = da == 1 ? db : da;
   }
@@ -91,8 +91,7 @@ bool IsOperand(const InferContext& ctx, int i) {
          s.name != "alpha" && s.name != "beta";
 }
 
-absl::StatusOr<Meta> BroadcastOperands(const InferContext& ctx,
-                                       bool to_float) {
+absl::StatusOr<Meta> BroadcastOperands(const InferContext& ctx, bool to_float) {
   std::vector<int64_t> shape;
   ResultType type;
   for (int i = 0; i < ctx.num_args(); ++i) {
@@ -120,8 +119,8 @@ absl::Status CheckSizes(const InferContext& ctx, int arg,
                         const std::vector<int64_t>& sizes) {
   for (int64_t s : sizes) {
     if (s < 0) {
-      return ArgError(ctx, arg, absl::StrCat("negative size in ",
-                                             ShapeString(sizes)));
+      return ArgError(ctx, arg,
+                      absl::StrCat("negative size in ", ShapeString(sizes)));
     }
   }
   return absl::OkStatus();
@@ -155,27 +154,28 @@ DType SumDType(DType in) { return IsIntegral(in) ? v1::DTYPE_INT64 : in; }
 
 absl::Status RequireFloat(const InferContext& ctx, int arg, DType dtype) {
   if (!IsFloating(dtype)) {
-    return ArgError(ctx, arg, absl::StrCat("needs a floating dtype, got ",
-                                           DTypeName(dtype)));
+    return ArgError(
+        ctx, arg,
+        absl::StrCat("needs a floating dtype, got ", DTypeName(dtype)));
   }
   return absl::OkStatus();
 }
 
 absl::Status RequireRank(const InferContext& ctx, int arg, int64_t rank) {
   if (ctx.tensor(arg).dim() != rank) {
-    return ArgError(ctx, arg, absl::StrCat("expected ", rank,
-                                           "-D tensor, got shape ",
-                                           ShapeString(ctx.tensor(arg).shape)));
+    return ArgError(ctx, arg,
+                    absl::StrCat("expected ", rank, "-D tensor, got shape ",
+                                 ShapeString(ctx.tensor(arg).shape)));
   }
   return absl::OkStatus();
 }
 
 absl::Status RequireSameDType(const InferContext& ctx, int a, int b) {
   if (ctx.tensor(a).dtype != ctx.tensor(b).dtype) {
-    return ArgError(ctx, b,
-                    absl::StrCat("dtype ", DTypeName(ctx.tensor(b).dtype),
-                                 " differs from ",
-                                 DTypeName(ctx.tensor(a).dtype)));
+    return ArgError(
+        ctx, b,
+        absl::StrCat("dtype ", DTypeName(ctx.tensor(b).dtype), " differs from ",
+                     DTypeName(ctx.tensor(a).dtype)));
   }
   return absl::OkStatus();
 }
@@ -194,8 +194,7 @@ std::optional<std::vector<int64_t>> ComputeViewStride(
     tensor_numel *= in.shape[d];
     if (d == 0 || (in.shape[d - 1] != 1 &&
                    in.stride[d - 1] != tensor_numel * chunk_base_stride)) {
-      while (view_d >= 0 &&
-             (view_numel < tensor_numel || shape[view_d] == 1)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
         stride[view_d] = view_numel * chunk_base_stride;
         view_numel *= shape[view_d];
         --view_d;
@@ -230,23 +229,23 @@ absl::StatusOr<std::vector<int64_t>> InferViewSize(const InferContext& ctx,
   }
   if (infer_at >= 0) {
     if (known == 0 || numel % known != 0) {
-      return ArgError(ctx, arg, absl::StrCat("shape ", ShapeString(shape),
-                                             " is invalid for ", numel,
-                                             " elements"));
+      return ArgError(ctx, arg,
+                      absl::StrCat("shape ", ShapeString(shape),
+                                   " is invalid for ", numel, " elements"));
     }
     shape[infer_at] = numel / known;
   } else if (known != numel) {
-    return ArgError(ctx, arg, absl::StrCat("shape ", ShapeString(shape),
-                                           " is invalid for ", numel,
-                                           " elements"));
+    return ArgError(ctx, arg,
+                    absl::StrCat("shape ", ShapeString(shape),
+                                 " is invalid for ", numel, " elements"));
   }
   return shape;
 }
 
 absl::StatusOr<Meta> SliceMeta(const InferContext& ctx, const Meta& in,
                                int dim_arg) {
-  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
-                            WrapDim(ctx, dim_arg, ctx.arg(dim_arg).i, in.dim()));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int64_t dim, WrapDim(ctx, dim_arg, ctx.arg(dim_arg).i, in.dim()));
   if (in.dim() == 0) return ArgError(ctx, 0, "cannot slice a 0-d tensor");
   int64_t size = in.shape[dim];
   const BoundArg& start_arg = ctx.arg(dim_arg + 1);
@@ -268,12 +267,13 @@ absl::StatusOr<Meta> SliceMeta(const InferContext& ctx, const Meta& in,
 
 absl::StatusOr<Meta> SelectMeta(const InferContext& ctx, const Meta& in) {
   if (in.dim() == 0) return ArgError(ctx, 0, "cannot select from a 0-d tensor");
-  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim, WrapDim(ctx, 1, ctx.arg(1).i, in.dim()));
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
+                            WrapDim(ctx, 1, ctx.arg(1).i, in.dim()));
   int64_t index = ctx.arg(2).i;
   int64_t size = in.shape[dim];
   if (index < -size || index >= size) {
-    return ArgError(ctx, 2, absl::StrCat("index ", index,
-                                         " out of range for size ", size));
+    return ArgError(
+        ctx, 2, absl::StrCat("index ", index, " out of range for size ", size));
   }
   if (index < 0) index += size;
   Meta out = in;
@@ -303,15 +303,18 @@ absl::StatusOr<Meta> AsStridedMeta(const InferContext& ctx, const Meta& in) {
 absl::Status RequireSrcShape(const InferContext& ctx, int src_arg,
                              const std::vector<int64_t>& expected) {
   if (ctx.tensor(src_arg).shape != expected) {
-    return ArgError(ctx, src_arg,
-                    absl::StrCat("shape ", ShapeString(ctx.tensor(src_arg).shape),
-                                 " differs from the scattered view's ",
-                                 ShapeString(expected)));
+    return ArgError(
+        ctx, src_arg,
+        absl::StrCat("shape ", ShapeString(ctx.tensor(src_arg).shape),
+                     " differs from the scattered view's ",
+                     ShapeString(expected)));
   }
   return absl::OkStatus();
 }
 
-Meta ContiguousLike(const Meta& in) { return ContiguousMeta(in.shape, in.dtype); }
+Meta ContiguousLike(const Meta& in) {
+  return ContiguousMeta(in.shape, in.dtype);
+}
 
 // Whether `m` covers a block of memory exactly once, in some dim order.
 bool IsNonOverlappingAndDense(const Meta& m) {
@@ -319,9 +322,8 @@ bool IsNonOverlappingAndDense(const Meta& m) {
   for (int64_t d = 0; d < m.dim(); ++d) {
     if (m.shape[d] != 1) dims.push_back(d);
   }
-  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) {
-    return m.stride[a] < m.stride[b];
-  });
+  std::sort(dims.begin(), dims.end(),
+            [&](int64_t a, int64_t b) { return m.stride[a] < m.stride[b]; });
   int64_t expected = 1;
   for (int64_t d : dims) {
     if (m.stride[d] != expected) return false;
@@ -365,7 +367,8 @@ absl::StatusOr<Metas> Where(const InferContext& ctx) {
   for (int i = 1; i < 3; ++i) {
     type.Add(ctx, ctx.arg(i));
     if (!ctx.arg(i).is_tensor()) continue;
-    absl::StatusOr<std::vector<int64_t>> b = Broadcast(shape, ctx.tensor(i).shape);
+    absl::StatusOr<std::vector<int64_t>> b =
+        Broadcast(shape, ctx.tensor(i).shape);
     if (!b.ok()) return ArgError(ctx, i, b.status().message());
     shape = *std::move(b);
   }
@@ -379,18 +382,18 @@ absl::StatusOr<Metas> InPlace(const InferContext& ctx) {
     result.dtype = v1::DTYPE_FLOAT32;
   }
   if (result.shape != self.shape) {
-    return ArgError(ctx, 1, absl::StrCat("result shape ",
-                                         ShapeString(result.shape),
-                                         " does not match self's ",
-                                         ShapeString(self.shape)));
+    return ArgError(
+        ctx, 1,
+        absl::StrCat("result shape ", ShapeString(result.shape),
+                     " does not match self's ", ShapeString(self.shape)));
   }
   // copy_ converts any dtype; arithmetic may not narrow float to integral.
   if (ctx.schema().name.rfind("copy", 0) != 0 && IsFloating(result.dtype) &&
       !IsFloating(self.dtype)) {
-    return ArgError(ctx, 1, absl::StrCat("result type ",
-                                         DTypeName(result.dtype),
-                                         " can't be cast to self's ",
-                                         DTypeName(self.dtype)));
+    return ArgError(
+        ctx, 1,
+        absl::StrCat("result type ", DTypeName(result.dtype),
+                     " can't be cast to self's ", DTypeName(self.dtype)));
   }
   if (ctx.schema().name == "copy") return One(PreserveFormat(self));
   return One(self);
@@ -429,8 +432,8 @@ absl::StatusOr<Metas> Full(const InferContext& ctx) {
   DType inferred = v1::DTYPE_FLOAT32;
   if (ctx.arg(1).kind == BoundArg::Kind::kBool) inferred = v1::DTYPE_BOOL;
   if (ctx.arg(1).kind == BoundArg::Kind::kInt) inferred = v1::DTYPE_INT64;
-  return One(ContiguousMeta(ctx.arg(0).ints,
-                            OptionalDType(ctx.arg(2), inferred)));
+  return One(
+      ContiguousMeta(ctx.arg(0).ints, OptionalDType(ctx.arg(2), inferred)));
 }
 
 absl::StatusOr<Metas> ToCopy(const InferContext& ctx) {
@@ -440,7 +443,8 @@ absl::StatusOr<Metas> ToCopy(const InferContext& ctx) {
 
 absl::StatusOr<Metas> SumAll(const InferContext& ctx) {
   const Meta& self = ctx.tensor(0);
-  return One(ContiguousMeta({}, OptionalDType(ctx.arg(1), SumDType(self.dtype))));
+  return One(
+      ContiguousMeta({}, OptionalDType(ctx.arg(1), SumDType(self.dtype))));
 }
 
 absl::StatusOr<Metas> SumDim(const InferContext& ctx) {
@@ -494,17 +498,17 @@ absl::StatusOr<Metas> LayerNorm(const InferContext& ctx) {
   if (normalized.empty() || axis < 0 ||
       !std::equal(normalized.begin(), normalized.end(),
                   input.shape.begin() + axis)) {
-    return ArgError(ctx, 1, absl::StrCat("normalized_shape ",
-                                         ShapeString(normalized),
-                                         " does not end input shape ",
-                                         ShapeString(input.shape)));
+    return ArgError(
+        ctx, 1,
+        absl::StrCat("normalized_shape ", ShapeString(normalized),
+                     " does not end input shape ", ShapeString(input.shape)));
   }
   for (int i = 2; i <= 3; ++i) {
     if (ctx.arg(i).is_none()) continue;
     if (ctx.tensor(i).shape != normalized) {
-      return ArgError(ctx, i, absl::StrCat("shape ",
-                                           ShapeString(ctx.tensor(i).shape),
-                                           " must equal normalized_shape"));
+      return ArgError(ctx, i,
+                      absl::StrCat("shape ", ShapeString(ctx.tensor(i).shape),
+                                   " must equal normalized_shape"));
     }
     AOTCACHE_RETURN_IF_ERROR(RequireSameDType(ctx, 0, i));
   }
@@ -533,9 +537,10 @@ absl::StatusOr<Metas> Mm(const InferContext& ctx) {
   const Meta& a = ctx.tensor(0);
   const Meta& b = ctx.tensor(1);
   if (a.shape[1] != b.shape[0]) {
-    return ArgError(ctx, 1, absl::StrCat("shapes ", ShapeString(a.shape),
-                                         " and ", ShapeString(b.shape),
-                                         " cannot be multiplied"));
+    return ArgError(
+        ctx, 1,
+        absl::StrCat("shapes ", ShapeString(a.shape), " and ",
+                     ShapeString(b.shape), " cannot be multiplied"));
   }
   return One(ContiguousMeta({a.shape[0], b.shape[1]}, a.dtype));
 }
@@ -548,17 +553,18 @@ absl::StatusOr<Metas> Addmm(const InferContext& ctx) {
   const Meta& a = ctx.tensor(1);
   const Meta& b = ctx.tensor(2);
   if (a.shape[1] != b.shape[0]) {
-    return ArgError(ctx, 2, absl::StrCat("shapes ", ShapeString(a.shape),
-                                         " and ", ShapeString(b.shape),
-                                         " cannot be multiplied"));
+    return ArgError(
+        ctx, 2,
+        absl::StrCat("shapes ", ShapeString(a.shape), " and ",
+                     ShapeString(b.shape), " cannot be multiplied"));
   }
   std::vector<int64_t> out = {a.shape[0], b.shape[1]};
-  absl::StatusOr<std::vector<int64_t>> bias = Broadcast(ctx.tensor(0).shape, out);
+  absl::StatusOr<std::vector<int64_t>> bias =
+      Broadcast(ctx.tensor(0).shape, out);
   if (!bias.ok() || *bias != out) {
-    return ArgError(ctx, 0, absl::StrCat("shape ",
-                                         ShapeString(ctx.tensor(0).shape),
-                                         " does not broadcast to ",
-                                         ShapeString(out)));
+    return ArgError(ctx, 0,
+                    absl::StrCat("shape ", ShapeString(ctx.tensor(0).shape),
+                                 " does not broadcast to ", ShapeString(out)));
   }
   return One(ContiguousMeta(out, a.dtype));
 }
@@ -570,9 +576,10 @@ absl::StatusOr<Metas> Bmm(const InferContext& ctx) {
   const Meta& a = ctx.tensor(0);
   const Meta& b = ctx.tensor(1);
   if (a.shape[0] != b.shape[0] || a.shape[2] != b.shape[1]) {
-    return ArgError(ctx, 1, absl::StrCat("shapes ", ShapeString(a.shape),
-                                         " and ", ShapeString(b.shape),
-                                         " cannot be batch-multiplied"));
+    return ArgError(
+        ctx, 1,
+        absl::StrCat("shapes ", ShapeString(a.shape), " and ",
+                     ShapeString(b.shape), " cannot be batch-multiplied"));
   }
   return One(ContiguousMeta({a.shape[0], a.shape[1], b.shape[2]}, a.dtype));
 }
@@ -599,8 +606,10 @@ absl::StatusOr<Metas> Cat(const InferContext& ctx) {
     if (!(m.dim() == 1 && m.shape[0] == 0) && ref == nullptr) ref = &m;
   }
   if (ref == nullptr) return One(ContiguousMeta({0}, dtype));
-  if (ref->dim() == 0) return ArgError(ctx, 0, "cannot concatenate 0-d tensors");
-  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim, WrapDim(ctx, 1, ctx.arg(1).i, ref->dim()));
+  if (ref->dim() == 0)
+    return ArgError(ctx, 0, "cannot concatenate 0-d tensors");
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
+                            WrapDim(ctx, 1, ctx.arg(1).i, ref->dim()));
   std::vector<int64_t> shape = ref->shape;
   shape[dim] = 0;
   for (size_t k = 0; k < parts.size(); ++k) {
@@ -608,10 +617,10 @@ absl::StatusOr<Metas> Cat(const InferContext& ctx) {
     if (m.dim() == 1 && m.shape[0] == 0) continue;
     for (int64_t d = 0; d < ref->dim(); ++d) {
       if (m.dim() != ref->dim() || (d != dim && m.shape[d] != ref->shape[d])) {
-        return ArgError(ctx, 0, absl::StrCat("tensor ", k, " has shape ",
-                                             ShapeString(m.shape),
-                                             ", incompatible with ",
-                                             ShapeString(ref->shape)));
+        return ArgError(
+            ctx, 0,
+            absl::StrCat("tensor ", k, " has shape ", ShapeString(m.shape),
+                         ", incompatible with ", ShapeString(ref->shape)));
       }
     }
     shape[dim] += m.shape[dim];
@@ -630,9 +639,10 @@ absl::StatusOr<Metas> View(const InferContext& ctx) {
                             InferViewSize(ctx, 1, self.numel()));
   std::optional<std::vector<int64_t>> stride = ComputeViewStride(self, shape);
   if (!stride.has_value()) {
-    return ArgError(ctx, 1, absl::StrCat(
-        "view size ", ShapeString(shape),
-        " is not compatible with the input's size and stride (use reshape)"));
+    return ArgError(ctx, 1,
+                    absl::StrCat("view size ", ShapeString(shape),
+                                 " is not compatible with the input's size and "
+                                 "stride (use reshape)"));
   }
   Meta out = self;
   out.shape = std::move(shape);
@@ -650,9 +660,10 @@ absl::StatusOr<Metas> ReshapeAlias(const InferContext& ctx) {
     return ArgError(ctx, 2, "size and stride differ in length");
   }
   if (out.numel() != self.numel()) {
-    return ArgError(ctx, 1, absl::StrCat("shape ", ShapeString(out.shape),
-                                         " is invalid for ", self.numel(),
-                                         " elements"));
+    return ArgError(
+        ctx, 1,
+        absl::StrCat("shape ", ShapeString(out.shape), " is invalid for ",
+                     self.numel(), " elements"));
   }
   return One(std::move(out));
 }
@@ -672,8 +683,10 @@ absl::StatusOr<Metas> UnsafeView(const InferContext& ctx) {
 absl::StatusOr<Metas> T(const InferContext& ctx) {
   Meta out = ctx.tensor(0);
   if (out.dim() > 2) {
-    return ArgError(ctx, 0, absl::StrCat("t() expects a tensor with <= 2 "
-                                         "dimensions, got ", out.dim()));
+    return ArgError(ctx, 0,
+                    absl::StrCat("t() expects a tensor with <= 2 "
+                                 "dimensions, got ",
+                                 out.dim()));
   }
   std::reverse(out.shape.begin(), out.shape.end());
   std::reverse(out.stride.begin(), out.stride.end());
@@ -682,8 +695,10 @@ absl::StatusOr<Metas> T(const InferContext& ctx) {
 
 absl::StatusOr<Metas> Transpose(const InferContext& ctx) {
   Meta out = ctx.tensor(0);
-  AOTCACHE_ASSIGN_OR_RETURN(int64_t a, WrapDim(ctx, 1, ctx.arg(1).i, out.dim()));
-  AOTCACHE_ASSIGN_OR_RETURN(int64_t b, WrapDim(ctx, 2, ctx.arg(2).i, out.dim()));
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t a,
+                            WrapDim(ctx, 1, ctx.arg(1).i, out.dim()));
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t b,
+                            WrapDim(ctx, 2, ctx.arg(2).i, out.dim()));
   if (out.dim() == 0) return One(std::move(out));
   std::swap(out.shape[a], out.shape[b]);
   std::swap(out.stride[a], out.stride[b]);
@@ -712,9 +727,10 @@ absl::StatusOr<Metas> Expand(const InferContext& ctx) {
   const Meta& self = ctx.tensor(0);
   const std::vector<int64_t>& sizes = ctx.arg(1).ints;
   if (static_cast<int64_t>(sizes.size()) < self.dim()) {
-    return ArgError(ctx, 1, absl::StrCat("expanded size ", ShapeString(sizes),
-                                         " has fewer dims than ",
-                                         ShapeString(self.shape)));
+    return ArgError(
+        ctx, 1,
+        absl::StrCat("expanded size ", ShapeString(sizes),
+                     " has fewer dims than ", ShapeString(self.shape)));
   }
   Meta out = self;
   out.shape.assign(sizes.size(), 0);
@@ -724,7 +740,8 @@ absl::StatusOr<Metas> Expand(const InferContext& ctx) {
     int64_t d = i - lead;
     int64_t size = sizes[i];
     if (d < 0) {
-      if (size < 0) return ArgError(ctx, 1, "-1 not allowed in a new leading dim");
+      if (size < 0)
+        return ArgError(ctx, 1, "-1 not allowed in a new leading dim");
       out.shape[i] = size;
       out.stride[i] = 0;
       continue;
@@ -738,9 +755,9 @@ absl::StatusOr<Metas> Expand(const InferContext& ctx) {
       out.shape[i] = size;
       out.stride[i] = 0;
     } else {
-      return ArgError(ctx, 1, absl::StrCat("cannot expand ",
-                                           ShapeString(self.shape), " to ",
-                                           ShapeString(sizes)));
+      return ArgError(ctx, 1,
+                      absl::StrCat("cannot expand ", ShapeString(self.shape),
+                                   " to ", ShapeString(sizes)));
     }
   }
   return One(std::move(out));
@@ -762,7 +779,8 @@ absl::StatusOr<Metas> Unsqueeze(const InferContext& ctx) {
 
 absl::StatusOr<Metas> SqueezeDim(const InferContext& ctx) {
   Meta out = ctx.tensor(0);
-  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim, WrapDim(ctx, 1, ctx.arg(1).i, out.dim()));
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
+                            WrapDim(ctx, 1, ctx.arg(1).i, out.dim()));
   if (out.dim() > 0 && out.shape[dim] == 1) {
     out.shape.erase(out.shape.begin() + dim);
     out.stride.erase(out.stride.begin() + dim);
@@ -787,13 +805,15 @@ absl::StatusOr<Metas> AsStrided(const InferContext& ctx) {
 
 absl::StatusOr<Metas> SelectScatter(const InferContext& ctx) {
   const Meta& self = ctx.tensor(0);
-  if (self.dim() == 0) return ArgError(ctx, 0, "cannot select from a 0-d tensor");
-  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim, WrapDim(ctx, 2, ctx.arg(2).i, self.dim()));
+  if (self.dim() == 0)
+    return ArgError(ctx, 0, "cannot select from a 0-d tensor");
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
+                            WrapDim(ctx, 2, ctx.arg(2).i, self.dim()));
   int64_t index = ctx.arg(3).i;
   if (index < -self.shape[dim] || index >= self.shape[dim]) {
-    return ArgError(ctx, 3, absl::StrCat("index ", index,
-                                         " out of range for size ",
-                                         self.shape[dim]));
+    return ArgError(ctx, 3,
+                    absl::StrCat("index ", index, " out of range for size ",
+                                 self.shape[dim]));
   }
   std::vector<int64_t> view_shape = self.shape;
   view_shape.erase(view_shape.begin() + dim);

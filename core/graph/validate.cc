@@ -32,17 +32,17 @@ absl::Status CheckMeta(absl::FunctionRef<std::string()> where_fn,
   }
   if (!meta.device().empty() && meta.device() != "cpu") {
     return Invalid(where(), absl::StrCat("device '", meta.device(),
-                                       "' is not supported (cpu only)"));
+                                         "' is not supported (cpu only)"));
   }
   if (meta.shape_size() > limits.max_rank) {
     return absl::ResourceExhaustedError(
-        absl::StrCat(where(), ": rank ", meta.shape_size(), " exceeds the limit ",
-                     limits.max_rank));
+        absl::StrCat(where(), ": rank ", meta.shape_size(),
+                     " exceeds the limit ", limits.max_rank));
   }
   if (meta.stride_size() != 0 && meta.stride_size() != meta.shape_size()) {
-    return Invalid(where(), absl::StrCat("stride has ", meta.stride_size(),
-                                       " entries for ", meta.shape_size(),
-                                       " dims"));
+    return Invalid(where(),
+                   absl::StrCat("stride has ", meta.stride_size(),
+                                " entries for ", meta.shape_size(), " dims"));
   }
   int64_t numel = 1;
   for (int64_t s : meta.shape()) {
@@ -51,9 +51,8 @@ absl::Status CheckMeta(absl::FunctionRef<std::string()> where_fn,
       return Invalid(where(), "element count overflows int64");
     }
     if (numel > limits.max_numel) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(where(), ": element count exceeds the limit ",
-                       limits.max_numel));
+      return absl::ResourceExhaustedError(absl::StrCat(
+          where(), ": element count exceeds the limit ", limits.max_numel));
     }
   }
   for (int64_t s : meta.stride()) {
@@ -81,14 +80,14 @@ class Resolver {
                              graph_.nodes_size());
     resolved_.nodes.reserve(graph_.nodes_size());
     if (graph_.nodes_size() > limits_.max_nodes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "nodes: ", graph_.nodes_size(), " nodes exceed the limit ",
-          limits_.max_nodes));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("nodes: ", graph_.nodes_size(),
+                       " nodes exceed the limit ", limits_.max_nodes));
     }
     if (graph_.inputs_size() > limits_.max_inputs) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "inputs: ", graph_.inputs_size(), " inputs exceed the limit ",
-          limits_.max_inputs));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("inputs: ", graph_.inputs_size(),
+                       " inputs exceed the limit ", limits_.max_inputs));
     }
     AOTCACHE_RETURN_IF_ERROR(AddInputs());
     AOTCACHE_RETURN_IF_ERROR(AddConstants());
@@ -96,7 +95,8 @@ class Resolver {
     for (int i = 0; i < graph_.nodes_size(); ++i) {
       AOTCACHE_RETURN_IF_ERROR(AddNode(i));
     }
-    if (graph_.outputs_size() == 0) return Invalid("outputs", "graph has no outputs");
+    if (graph_.outputs_size() == 0)
+      return Invalid("outputs", "graph has no outputs");
     for (int i = 0; i < graph_.outputs_size(); ++i) {
       auto where = [&] { return absl::StrCat("outputs[", i, "]"); };
       AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(where, graph_.outputs(i)));
@@ -130,7 +130,8 @@ class Resolver {
     for (int i = 0; i < graph_.inputs_size(); ++i) {
       const v1::Input& in = graph_.inputs(i);
       std::string where = absl::StrCat("inputs[", i, "] '", in.name(), "'");
-      AOTCACHE_RETURN_IF_ERROR(CheckMeta([&] { return where; }, in.meta(), limits_));
+      AOTCACHE_RETURN_IF_ERROR(
+          CheckMeta([&] { return where; }, in.meta(), limits_));
       if (!in.meta().is_leaf() && !in.meta().requires_grad()) {
         return Invalid(where,
                        "is_leaf=false needs requires_grad=true (a tensor "
@@ -145,8 +146,8 @@ class Resolver {
           return Invalid(where, absl::StrCat("storage ", in.storage(),
                                              " is not in storages"));
         }
-        auto [it, is_new] = canonical.emplace(in.storage(),
-                                              resolved_.storage_size.size());
+        auto [it, is_new] =
+            canonical.emplace(in.storage(), resolved_.storage_size.size());
         if (is_new) {
           resolved_.storage_size.push_back(size->second);
           storage_dtype.push_back(meta.dtype);
@@ -160,10 +161,10 @@ class Resolver {
         storage_dtype.push_back(meta.dtype);
       }
       if (meta.StorageExtent() > resolved_.storage_size[storage]) {
-        return Invalid(where, absl::StrCat("reaches element ",
-                                           meta.StorageExtent() - 1,
-                                           " of a storage of ",
-                                           resolved_.storage_size[storage]));
+        return Invalid(
+            where,
+            absl::StrCat("reaches element ", meta.StorageExtent() - 1,
+                         " of a storage of ", resolved_.storage_size[storage]));
       }
       resolved_.input_storage.push_back(storage);
       AddValue({ValueInfo::Source::kInput, i, 0, std::move(meta)});
@@ -176,14 +177,15 @@ class Resolver {
     for (int i = 0; i < graph_.constants_size(); ++i) {
       const v1::Constant& c = graph_.constants(i);
       std::string where = absl::StrCat("constants[", i, "] '", c.name(), "'");
-      AOTCACHE_RETURN_IF_ERROR(CheckMeta([&] { return where; }, c.meta(), limits_));
+      AOTCACHE_RETURN_IF_ERROR(
+          CheckMeta([&] { return where; }, c.meta(), limits_));
       if (c.meta().requires_grad()) {
         return Invalid(where,
                        "a constant cannot require grad; pass it as an input");
       }
-      Meta meta = ContiguousMeta(
-          std::vector<int64_t>(c.meta().shape().begin(), c.meta().shape().end()),
-          c.meta().dtype());
+      Meta meta = ContiguousMeta(std::vector<int64_t>(c.meta().shape().begin(),
+                                                      c.meta().shape().end()),
+                                 c.meta().dtype());
       int64_t bytes = meta.numel() * ItemSize(meta.dtype);
       if (static_cast<int64_t>(c.data().size()) != bytes) {
         return Invalid(where, absl::StrCat("data has ", c.data().size(),
@@ -191,8 +193,9 @@ class Resolver {
       }
       total_bytes += bytes;
       if (total_bytes > limits_.max_constant_bytes) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            where, ": constants exceed ", limits_.max_constant_bytes, " bytes"));
+        return absl::ResourceExhaustedError(
+            absl::StrCat(where, ": constants exceed ",
+                         limits_.max_constant_bytes, " bytes"));
       }
       AOTCACHE_RETURN_IF_ERROR(
           Define(where, c.name(), static_cast<int>(resolved_.values.size())));
@@ -221,16 +224,18 @@ class Resolver {
     if (it != names_.end()) {
       if (it->second == kMultiResult) {
         return Invalid(where(), absl::StrCat("'", name,
-                                           "' has several results; read one "
-                                           "with getitem"));
+                                             "' has several results; read one "
+                                             "with getitem"));
       }
       return it->second;
     }
     auto later = node_position_.find(name);
     if (later != node_position_.end()) {
-      return Invalid(where(), absl::StrCat(
-          "'", name, "' is used before it is defined (nodes[", later->second,
-          "]): a cycle, or nodes not in topological order"));
+      return Invalid(
+          where(),
+          absl::StrCat("'", name, "' is used before it is defined (nodes[",
+                       later->second,
+                       "]): a cycle, or nodes not in topological order"));
     }
     return Invalid(where(), absl::StrCat("'", name, "' is not defined"));
   }
@@ -238,21 +243,24 @@ class Resolver {
   absl::Status AddGetItem(int i) {
     const v1::Node& node = graph_.nodes(i);
     auto where = [&] { return NodeWhere(graph_, i); };
-    if (node.args_size() != 2 || node.args(0).value_case() != v1::Argument::kNode ||
-        node.args(1).value_case() != v1::Argument::kInt || node.kwargs_size() != 0) {
+    if (node.args_size() != 2 ||
+        node.args(0).value_case() != v1::Argument::kNode ||
+        node.args(1).value_case() != v1::Argument::kInt ||
+        node.kwargs_size() != 0) {
       return Invalid(where(), "getitem takes (node, int)");
     }
     auto source = multi_results_.find(node.args(0).node());
     if (source == multi_results_.end()) {
       AOTCACHE_RETURN_IF_ERROR(Lookup(where, node.args(0).node()).status());
       return Invalid(where(), absl::StrCat("'", node.args(0).node(),
-                                         "' has a single result"));
+                                           "' has a single result"));
     }
     int64_t index = node.args(1).int_();
     const std::vector<int>& results = source->second;
     if (index < 0 || index >= static_cast<int64_t>(results.size())) {
-      return Invalid(where(), absl::StrCat("index ", index, " out of range for ",
-                                         results.size(), " results"));
+      return Invalid(where(),
+                     absl::StrCat("index ", index, " out of range for ",
+                                  results.size(), " results"));
     }
     names_.emplace(node.name(), results[index]);
     return CheckDeclared(where, node, {resolved_.values[results[index]].meta},
@@ -262,7 +270,9 @@ class Resolver {
   absl::StatusOr<BoundArg> BindArg(Where where, const ArgSchema& s,
                                    const v1::Argument& a) {
     BoundArg b;
-    auto here = [&] { return absl::StrCat(where(), " argument '", s.name, "'"); };
+    auto here = [&] {
+      return absl::StrCat(where(), " argument '", s.name, "'");
+    };
     auto type_error = [&](absl::string_view got) {
       return Invalid(here(), absl::StrCat("expected ", ArgTypeName(s.type),
                                           ", got ", got));
@@ -302,7 +312,8 @@ class Resolver {
         b.s = a.string();
         break;
       case v1::Argument::kDevice:
-        if (a.device() != "cpu") return Invalid(here(), "only cpu is supported");
+        if (a.device() != "cpu")
+          return Invalid(here(), "only cpu is supported");
         b.kind = Kind::kDevice;
         b.s = a.device();
         break;
@@ -311,7 +322,8 @@ class Resolver {
         b.ints.assign(a.ints().values().begin(), a.ints().values().end());
         break;
       case v1::Argument::kDtype:
-        if (DTypeRank(a.dtype()) < 0) return Invalid(here(), "unsupported dtype");
+        if (DTypeRank(a.dtype()) < 0)
+          return Invalid(here(), "unsupported dtype");
         b.kind = Kind::kDType;
         b.dtype = a.dtype();
         break;
@@ -432,27 +444,30 @@ class Resolver {
                              OpEffect effect) {
     if (node.output_meta_size() == 0) return absl::OkStatus();
     if (node.output_meta_size() != static_cast<int>(inferred.size())) {
-      return Invalid(where(), absl::StrCat("output_meta has ",
-                                         node.output_meta_size(),
-                                         " entries for ", inferred.size(),
-                                         " results"));
+      return Invalid(
+          where(), absl::StrCat("output_meta has ", node.output_meta_size(),
+                                " entries for ", inferred.size(), " results"));
     }
     for (size_t r = 0; r < inferred.size(); ++r) {
       const v1::TensorMeta& declared = node.output_meta(r);
-      auto here = [&] { return absl::StrCat(where(), " output_meta[", r, "]"); };
+      auto here = [&] {
+        return absl::StrCat(where(), " output_meta[", r, "]");
+      };
       AOTCACHE_RETURN_IF_ERROR(CheckMeta(here, declared, limits_));
       Meta d = MetaFromProto(declared);
       if (d.shape != inferred[r].shape || d.dtype != inferred[r].dtype) {
-        return Invalid(here(), absl::StrCat(
-            "declared shape [", absl::StrJoin(d.shape, ", "), "] ",
-            DTypeName(d.dtype), " contradicts inferred [",
-            absl::StrJoin(inferred[r].shape, ", "), "] ",
-            DTypeName(inferred[r].dtype)));
+        return Invalid(
+            here(),
+            absl::StrCat("declared shape [", absl::StrJoin(d.shape, ", "), "] ",
+                         DTypeName(d.dtype), " contradicts inferred [",
+                         absl::StrJoin(inferred[r].shape, ", "), "] ",
+                         DTypeName(inferred[r].dtype)));
       }
       bool aliases = effect != OpEffect::kFunctional;
       if (aliases && declared.stride_size() > 0 &&
           (d.stride != inferred[r].stride || d.offset != inferred[r].offset)) {
-        return Invalid(here(), "declared strides or offset contradict the view");
+        return Invalid(here(),
+                       "declared strides or offset contradict the view");
       }
     }
     return absl::OkStatus();
@@ -468,8 +483,9 @@ class Resolver {
     }
     if (node.grad_mode() != v1::GRAD_MODE_ENABLED &&
         node.grad_mode() != v1::GRAD_MODE_DISABLED) {
-      return Invalid(where(), "grad_mode must be set (GRAD_MODE_ENABLED or "
-                            "GRAD_MODE_DISABLED)");
+      return Invalid(where(),
+                     "grad_mode must be set (GRAD_MODE_ENABLED or "
+                     "GRAD_MODE_DISABLED)");
     }
     if (node.args_size() + node.kwargs_size() > limits_.max_args_per_node) {
       return absl::ResourceExhaustedError(
@@ -483,8 +499,8 @@ class Resolver {
     }
     if (node.args_size() > num_positional) {
       return Invalid(where(), absl::StrCat("takes at most ", num_positional,
-                                         " positional arguments, got ",
-                                         node.args_size()));
+                                           " positional arguments, got ",
+                                           node.args_size()));
     }
     for (const auto& [name, value] : node.kwargs()) {
       bool known = false;
@@ -492,12 +508,13 @@ class Resolver {
         if (schema[k].name != name) continue;
         known = true;
         if (static_cast<int>(k) < node.args_size()) {
-          return Invalid(where(), absl::StrCat("argument '", name,
-                                             "' given twice"));
+          return Invalid(where(),
+                         absl::StrCat("argument '", name, "' given twice"));
         }
       }
       if (!known) {
-        return Invalid(where(), absl::StrCat("unknown keyword argument '", name, "'"));
+        return Invalid(where(),
+                       absl::StrCat("unknown keyword argument '", name, "'"));
       }
     }
     ResolvedNode resolved;
@@ -513,26 +530,27 @@ class Resolver {
         given = &it->second;
       }
       if (given != nullptr) {
-        AOTCACHE_ASSIGN_OR_RETURN(BoundArg b, BindArg(where, schema[k], *given));
+        AOTCACHE_ASSIGN_OR_RETURN(BoundArg b,
+                                  BindArg(where, schema[k], *given));
         resolved.args.push_back(std::move(b));
       } else if (schema[k].default_value.has_value()) {
         AOTCACHE_ASSIGN_OR_RETURN(BoundArg b, DefaultArg(schema[k]));
         resolved.args.push_back(std::move(b));
       } else {
-        return Invalid(where(), absl::StrCat("missing argument '",
-                                           schema[k].name, "'"));
+        return Invalid(where(),
+                       absl::StrCat("missing argument '", schema[k].name, "'"));
       }
     }
     // The first tensor argument of an aliasing op must be a tensor.
     if (op->effect != OpEffect::kFunctional && !resolved.args[0].is_tensor()) {
       return Invalid(where(), absl::StrCat("argument '", schema[0].name,
-                                         "' must be a tensor"));
+                                           "' must be a tensor"));
     }
     for (size_t k = 0; k < schema.size(); ++k) {
       if (schema[k].type == ArgType::kTensor && resolved.args[k].is_number() &&
           (k == 0 || !AcceptsNumberOperands(*op))) {
         return Invalid(where(), absl::StrCat("argument '", schema[k].name,
-                                           "' must be a tensor"));
+                                             "' must be a tensor"));
       }
     }
     auto meta_of = [this](int id) -> const Meta& {
@@ -544,10 +562,10 @@ class Resolver {
     for (Meta& m : *inferred) {
       int64_t numel = 1;
       for (int64_t s : m.shape) {
-        if (__builtin_mul_overflow(numel, s, &numel) || numel > limits_.max_numel) {
-          return absl::ResourceExhaustedError(
-              absl::StrCat(where(), ": result exceeds ", limits_.max_numel,
-                           " elements"));
+        if (__builtin_mul_overflow(numel, s, &numel) ||
+            numel > limits_.max_numel) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              where(), ": result exceeds ", limits_.max_numel, " elements"));
         }
       }
       if (op->effect == OpEffect::kFunctional) {
@@ -582,12 +600,15 @@ class Resolver {
 
   // Ops whose non-self tensor operands may be Python numbers (x * 2).
   static bool AcceptsNumberOperands(const OpInfo& op) {
-    return op.infer == infer::Elementwise || op.infer == infer::ElementwiseFloat ||
+    return op.infer == infer::Elementwise ||
+           op.infer == infer::ElementwiseFloat ||
            op.infer == infer::Comparison || op.infer == infer::InPlace ||
            op.infer == infer::Where;
   }
 
-  void AddValue(ValueInfo value) { resolved_.values.push_back(std::move(value)); }
+  void AddValue(ValueInfo value) {
+    resolved_.values.push_back(std::move(value));
+  }
 
   static constexpr int kMultiResult = -1;
 

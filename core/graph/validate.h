@@ -20,7 +20,7 @@ struct GraphLimits {
   int64_t max_inputs = 10000;
   int64_t max_rank = 16;
   int64_t max_args_per_node = 64;
-  int64_t max_numel = int64_t{1} << 40;  // Per tensor.
+  int64_t max_numel = int64_t{1} << 40;            // Per tensor.
   int64_t max_constant_bytes = int64_t{64} << 20;  // All constants together.
 };
 

@@ -1,10 +1,10 @@
 #include "core/key/cache_key.h"
 
+#include <openssl/evp.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
-
-#include <openssl/evp.h>
 
 #include "core/key/canonical_writer.h"
 
@@ -152,8 +152,8 @@ std::string CacheKey::ToHex() const {
 }
 
 std::string EncodeKeyMaterial(const ResolvedGraph& graph,
-                              const v1::ViewAndMutationData& vmd,
-                              v1::Mode mode, const v1::CompileOptions& options,
+                              const v1::ViewAndMutationData& vmd, v1::Mode mode,
+                              const v1::CompileOptions& options,
                               const KeyContext& context) {
   CanonicalWriter w;
   w.Str("aotcache-key");

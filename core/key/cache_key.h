@@ -60,8 +60,8 @@ struct CacheKey {
 
 // The canonical encoding itself (what is hashed), for tests and debugging.
 std::string EncodeKeyMaterial(const ResolvedGraph& graph,
-                              const v1::ViewAndMutationData& vmd,
-                              v1::Mode mode, const v1::CompileOptions& options,
+                              const v1::ViewAndMutationData& vmd, v1::Mode mode,
+                              const v1::CompileOptions& options,
                               const KeyContext& context);
 
 CacheKey ComputeKey(const ResolvedGraph& graph,

@@ -29,7 +29,8 @@ class CanonicalWriter {
 
  private:
   void Fixed(uint64_t v, int width) {
-    for (int i = 0; i < width; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
+    for (int i = 0; i < width; ++i)
+      out_.push_back(static_cast<char>(v >> (8 * i)));
   }
 
   std::string out_;

@@ -20,8 +20,8 @@ using google::protobuf::Struct;
 using google::protobuf::Value;
 
 std::vector<Struct> LoadExpectations() {
-  std::string text = testing::ReadFileOrDie(
-      testing::FixturePath("expected_analysis.json"));
+  std::string text =
+      testing::ReadFileOrDie(testing::FixturePath("expected_analysis.json"));
   ListValue list;
   absl::Status st = ParseJson(text, &list);
   std::vector<Struct> out;
@@ -31,7 +31,8 @@ std::vector<Struct> LoadExpectations() {
 }
 
 const std::vector<Struct>& Expectations() {
-  static const std::vector<Struct>* all = new std::vector<Struct>(LoadExpectations());
+  static const std::vector<Struct>* all =
+      new std::vector<Struct>(LoadExpectations());
   return *all;
 }
 
@@ -63,7 +64,8 @@ TEST_P(FixtureAnalysisTest, MatchesExpectation) {
   ASSERT_TRUE(analysis.ok()) << name << ": " << analysis.status();
   const v1::ViewAndMutationData& vmd = analysis->view_and_mutation;
 
-  EXPECT_EQ(v1::Mode_Name(analysis->mode), Field(expected, "mode").string_value())
+  EXPECT_EQ(v1::Mode_Name(analysis->mode),
+            Field(expected, "mode").string_value())
       << name << Why(expected, "mode");
 
   const ListValue& inputs = Field(expected, "inputs").list_value();
@@ -80,7 +82,8 @@ TEST_P(FixtureAnalysisTest, MatchesExpectation) {
     check("mutates_metadata", got.mutates_metadata());
     check("mutations_under_no_grad_or_inference_mode",
           got.mutations_under_no_grad_or_inference_mode());
-    check("mutations_hidden_from_autograd", got.mutations_hidden_from_autograd());
+    check("mutations_hidden_from_autograd",
+          got.mutations_hidden_from_autograd());
     check("requires_grad", got.requires_grad());
     check("is_leaf", got.is_leaf());
   }
@@ -99,7 +102,8 @@ TEST_P(FixtureAnalysisTest, MatchesExpectation) {
     if (base.kind_case() == Value::kNumberValue) {
       EXPECT_TRUE(got.has_base_idx()) << name << " " << where;
       EXPECT_EQ(got.base_idx(), static_cast<int>(base.number_value()))
-          << name << " " << where << ".base_idx" << Why(expected, where + ".base_idx");
+          << name << " " << where << ".base_idx"
+          << Why(expected, where + ".base_idx");
     } else {
       EXPECT_FALSE(got.has_base_idx()) << name << " " << where << ".base_idx";
     }
@@ -109,14 +113,16 @@ TEST_P(FixtureAnalysisTest, MatchesExpectation) {
   }
 
   EXPECT_EQ(vmd.num_intermediate_bases(),
-            static_cast<int>(Field(expected, "num_intermediate_bases").number_value()))
+            static_cast<int>(
+                Field(expected, "num_intermediate_bases").number_value()))
       << name;
 
   const ListValue& bases = Field(expected, "synthetic_bases").list_value();
   ASSERT_EQ(vmd.synthetic_bases_size(), bases.values_size()) << name;
   for (int b = 0; b < bases.values_size(); ++b) {
     const ListValue& members = bases.values(b).list_value();
-    ASSERT_EQ(vmd.synthetic_bases(b).inputs_size(), members.values_size()) << name;
+    ASSERT_EQ(vmd.synthetic_bases(b).inputs_size(), members.values_size())
+        << name;
     for (int m = 0; m < members.values_size(); ++m) {
       EXPECT_EQ(vmd.synthetic_bases(b).inputs(m),
                 static_cast<int>(members.values(m).number_value()))
@@ -147,7 +153,8 @@ std::string FixtureName(const ::testing::TestParamInfo<int>& info) {
 
 std::vector<int> FixtureIndices() {
   std::vector<int> out;
-  for (size_t i = 0; i < Expectations().size(); ++i) out.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < Expectations().size(); ++i)
+    out.push_back(static_cast<int>(i));
   return out;
 }
 

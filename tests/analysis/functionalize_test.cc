@@ -21,7 +21,8 @@ namespace {
 std::vector<std::string> FixtureGraphs() {
   google::protobuf::ListValue list;
   absl::Status st = ParseJson(
-      testing::ReadFileOrDie(testing::FixturePath("expected_analysis.json")), &list);
+      testing::ReadFileOrDie(testing::FixturePath("expected_analysis.json")),
+      &list);
   std::vector<std::string> out;
   if (!st.ok()) return out;
   for (const auto& v : list.values()) {
@@ -51,7 +52,8 @@ TEST(FunctionalizeTest, EveryFixtureBecomesAValidGraphWithoutInPlaceOps) {
       const OpInfo* op = OpRegistry::Get().Find(node.op());
       ASSERT_NE(op, nullptr) << file;
       EXPECT_NE(op->effect, OpEffect::kInPlace) << file << ": " << node.name();
-      EXPECT_NE(op->effect, OpEffect::kInPlaceMetadata) << file << ": " << node.name();
+      EXPECT_NE(op->effect, OpEffect::kInPlaceMetadata)
+          << file << ": " << node.name();
     }
     int mutated = 0;
     for (const v1::InputAliasInfo& in : vmd.inputs()) {
@@ -72,8 +74,7 @@ TEST(FunctionalizeTest, IsDeterministic) {
     absl::StatusOr<v1::Graph> fa = FunctionalGraph(*a);
     absl::StatusOr<v1::Graph> fb = FunctionalGraph(*b);
     ASSERT_TRUE(fa.ok() && fb.ok()) << file;
-    EXPECT_TRUE(DeterministicBytes(*fa) == DeterministicBytes(*fb))
-        << file;
+    EXPECT_TRUE(DeterministicBytes(*fa) == DeterministicBytes(*fb)) << file;
   }
 }
 

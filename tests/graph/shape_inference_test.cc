@@ -14,10 +14,10 @@ namespace {
 // Validates a one-node graph over inputs "a" and "b" and returns its result.
 absl::StatusOr<Meta> Infer(const std::string& a_meta, const std::string& b_meta,
                            const std::string& node) {
-  std::string json = absl::StrCat(
-      R"({"inputs": [{"name": "a", "meta": )", a_meta,
-      R"(}, {"name": "b", "meta": )", b_meta, R"(}], "nodes": [)", node,
-      R"(], "outputs": ["n"]})");
+  std::string json =
+      absl::StrCat(R"({"inputs": [{"name": "a", "meta": )", a_meta,
+                   R"(}, {"name": "b", "meta": )", b_meta, R"(}], "nodes": [)",
+                   node, R"(], "outputs": ["n"]})");
   v1::Graph g = testing::GraphFromJson(json);
   absl::StatusOr<ResolvedGraph> r = ValidateGraph(g);
   if (!r.ok()) return r.status();
@@ -29,77 +29,109 @@ std::string Node(const std::string& op, const std::string& args) {
                       R"(], "grad_mode": "GRAD_MODE_ENABLED"})");
 }
 
-constexpr char kF2x3[] = R"({"shape": [2, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true})";
-constexpr char kF3[] = R"({"shape": [3], "dtype": "DTYPE_FLOAT32", "is_leaf": true})";
-constexpr char kI2x3[] = R"({"shape": [2, 3], "dtype": "DTYPE_INT64", "is_leaf": true})";
-constexpr char kD0[] = R"({"shape": [], "dtype": "DTYPE_FLOAT64", "is_leaf": true})";
+constexpr char kF2x3[] =
+    R"({"shape": [2, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true})";
+constexpr char kF3[] =
+    R"({"shape": [3], "dtype": "DTYPE_FLOAT32", "is_leaf": true})";
+constexpr char kI2x3[] =
+    R"({"shape": [2, 3], "dtype": "DTYPE_INT64", "is_leaf": true})";
+constexpr char kD0[] =
+    R"({"shape": [], "dtype": "DTYPE_FLOAT64", "is_leaf": true})";
 
 TEST(ShapeInferenceTest, BroadcastsTrailingDims) {
-  absl::StatusOr<Meta> m = Infer(kF2x3, kF3, Node("aten.add.Tensor", R"({"node": "a"}, {"node": "b"})"));
+  absl::StatusOr<Meta> m = Infer(
+      kF2x3, kF3, Node("aten.add.Tensor", R"({"node": "a"}, {"node": "b"})"));
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(m->stride, (std::vector<int64_t>{3, 1}));
 }
 
 TEST(ShapeInferenceTest, IntTensorTimesPythonFloatIsFloat32) {
-  absl::StatusOr<Meta> m = Infer(kI2x3, kF3, Node("aten.mul.Tensor", R"({"node": "a"}, {"float": 0.5})"));
+  absl::StatusOr<Meta> m = Infer(
+      kI2x3, kF3, Node("aten.mul.Tensor", R"({"node": "a"}, {"float": 0.5})"));
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->dtype, v1::DTYPE_FLOAT32);
 }
 
 TEST(ShapeInferenceTest, ZeroDimDoubleDoesNotPromoteFloatTensor) {
-  absl::StatusOr<Meta> m = Infer(kF2x3, kD0, Node("aten.add.Tensor", R"({"node": "a"}, {"node": "b"})"));
+  absl::StatusOr<Meta> m = Infer(
+      kF2x3, kD0, Node("aten.add.Tensor", R"({"node": "a"}, {"node": "b"})"));
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->dtype, v1::DTYPE_FLOAT32);
 }
 
 TEST(ShapeInferenceTest, IntDivisionIsTrueDivision) {
-  absl::StatusOr<Meta> m = Infer(kI2x3, kF3, Node("aten.div.Tensor", R"({"node": "a"}, {"int": 2})"));
+  absl::StatusOr<Meta> m = Infer(
+      kI2x3, kF3, Node("aten.div.Tensor", R"({"node": "a"}, {"int": 2})"));
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->dtype, v1::DTYPE_FLOAT32);
 }
 
 TEST(ShapeInferenceTest, SumOfIntsIsInt64AndComparisonsAreBool) {
-  absl::StatusOr<Meta> sum = Infer(kI2x3, kF3, Node("aten.sum.dim_IntList", R"({"node": "a"}, {"ints": {"values": [0]}}, {"bool": true})"));
+  absl::StatusOr<Meta> sum = Infer(
+      kI2x3, kF3,
+      Node("aten.sum.dim_IntList",
+           R"({"node": "a"}, {"ints": {"values": [0]}}, {"bool": true})"));
   ASSERT_TRUE(sum.ok()) << sum.status();
   EXPECT_EQ(sum->shape, (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(sum->dtype, v1::DTYPE_INT64);
-  absl::StatusOr<Meta> lt = Infer(kF2x3, kF3, Node("aten.lt.Tensor", R"({"node": "a"}, {"node": "b"})"));
+  absl::StatusOr<Meta> lt = Infer(
+      kF2x3, kF3, Node("aten.lt.Tensor", R"({"node": "a"}, {"node": "b"})"));
   ASSERT_TRUE(lt.ok());
   EXPECT_EQ(lt->dtype, v1::DTYPE_BOOL);
 }
 
 TEST(ShapeInferenceTest, ViewsHaveExactStridesAndOffsets) {
-  absl::StatusOr<Meta> t = Infer(kF2x3, kF3, Node("aten.t.default", R"({"node": "a"})"));
+  absl::StatusOr<Meta> t =
+      Infer(kF2x3, kF3, Node("aten.t.default", R"({"node": "a"})"));
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->stride, (std::vector<int64_t>{1, 3}));
-  absl::StatusOr<Meta> slice = Infer(kF2x3, kF3, Node("aten.slice.Tensor", R"({"node": "a"}, {"int": 1}, {"int": 1}, {"int": 9223372036854775807}, {"int": 1})"));
+  absl::StatusOr<Meta> slice = Infer(
+      kF2x3, kF3,
+      Node(
+          "aten.slice.Tensor",
+          R"({"node": "a"}, {"int": 1}, {"int": 1}, {"int": 9223372036854775807}, {"int": 1})"));
   ASSERT_TRUE(slice.ok()) << slice.status();
   EXPECT_EQ(slice->shape, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(slice->offset, 1);
-  absl::StatusOr<Meta> sel = Infer(kF2x3, kF3, Node("aten.select.int", R"({"node": "a"}, {"int": 0}, {"int": -1})"));
+  absl::StatusOr<Meta> sel = Infer(
+      kF2x3, kF3,
+      Node("aten.select.int", R"({"node": "a"}, {"int": 0}, {"int": -1})"));
   ASSERT_TRUE(sel.ok());
   EXPECT_EQ(sel->shape, (std::vector<int64_t>{3}));
   EXPECT_EQ(sel->offset, 3);
-  absl::StatusOr<Meta> ex = Infer(kF3, kF3, Node("aten.expand.default", R"({"node": "a"}, {"ints": {"values": [4, -1]}})"));
+  absl::StatusOr<Meta> ex =
+      Infer(kF3, kF3,
+            Node("aten.expand.default",
+                 R"({"node": "a"}, {"ints": {"values": [4, -1]}})"));
   ASSERT_TRUE(ex.ok());
   EXPECT_EQ(ex->shape, (std::vector<int64_t>{4, 3}));
   EXPECT_EQ(ex->stride, (std::vector<int64_t>{0, 1}));
-  absl::StatusOr<Meta> un = Infer(kF2x3, kF3, Node("aten.unsqueeze.default", R"({"node": "a"}, {"int": 1})"));
+  absl::StatusOr<Meta> un =
+      Infer(kF2x3, kF3,
+            Node("aten.unsqueeze.default", R"({"node": "a"}, {"int": 1})"));
   ASSERT_TRUE(un.ok());
   EXPECT_EQ(un->stride, (std::vector<int64_t>{3, 3, 1}));
 }
 
 TEST(ShapeInferenceTest, ViewOfTransposedNeedsCompatibleStrides) {
-  constexpr char kTransposed[] = R"({"shape": [3, 2], "stride": [1, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true})";
-  absl::StatusOr<Meta> split = Infer(kTransposed, kF3, Node("aten.view.default", R"({"node": "a"}, {"ints": {"values": [3, 2, 1]}})"));
+  constexpr char kTransposed[] =
+      R"({"shape": [3, 2], "stride": [1, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true})";
+  absl::StatusOr<Meta> split =
+      Infer(kTransposed, kF3,
+            Node("aten.view.default",
+                 R"({"node": "a"}, {"ints": {"values": [3, 2, 1]}})"));
   ASSERT_TRUE(split.ok()) << split.status();
   EXPECT_EQ(split->stride, (std::vector<int64_t>{1, 3, 3}));
-  EXPECT_FALSE(Infer(kTransposed, kF3, Node("aten.view.default", R"({"node": "a"}, {"ints": {"values": [6]}})")).ok());
+  EXPECT_FALSE(Infer(kTransposed, kF3,
+                     Node("aten.view.default",
+                          R"({"node": "a"}, {"ints": {"values": [6]}})"))
+                   .ok());
 }
 
 TEST(ShapeInferenceTest, LayerNormStatisticsKeepLeadingDims) {
-  std::string json = R"({"inputs": [{"name": "a", "meta": {"shape": [4, 5, 6], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+  std::string json =
+      R"({"inputs": [{"name": "a", "meta": {"shape": [4, 5, 6], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
     "nodes": [{"name": "ln", "op": "aten.native_layer_norm.default",
                "args": [{"node": "a"}, {"ints": {"values": [6]}}, {"none": true}, {"none": true}, {"float": 1e-5}],
                "grad_mode": "GRAD_MODE_ENABLED"},
@@ -108,13 +140,23 @@ TEST(ShapeInferenceTest, LayerNormStatisticsKeepLeadingDims) {
   v1::Graph g = testing::GraphFromJson(json);
   absl::StatusOr<ResolvedGraph> r = ValidateGraph(g);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_EQ(r->values[r->outputs[0]].meta.shape, (std::vector<int64_t>{4, 5, 1}));
+  EXPECT_EQ(r->values[r->outputs[0]].meta.shape,
+            (std::vector<int64_t>{4, 5, 1}));
 }
 
 TEST(ShapeInferenceTest, InPlaceResultMustKeepSelfsShapeAndDtype) {
-  EXPECT_FALSE(Infer(kF3, kF2x3, Node("aten.add_.Tensor", R"({"node": "a"}, {"node": "b"})")).ok());
-  EXPECT_FALSE(Infer(kI2x3, kF3, Node("aten.mul_.Tensor", R"({"node": "a"}, {"float": 0.5})")).ok());
-  EXPECT_TRUE(Infer(kI2x3, kF2x3, Node("aten.copy_.default", R"({"node": "a"}, {"node": "b"})")).ok());
+  EXPECT_FALSE(
+      Infer(kF3, kF2x3,
+            Node("aten.add_.Tensor", R"({"node": "a"}, {"node": "b"})"))
+          .ok());
+  EXPECT_FALSE(
+      Infer(kI2x3, kF3,
+            Node("aten.mul_.Tensor", R"({"node": "a"}, {"float": 0.5})"))
+          .ok());
+  EXPECT_TRUE(
+      Infer(kI2x3, kF2x3,
+            Node("aten.copy_.default", R"({"node": "a"}, {"node": "b"})"))
+          .ok());
 }
 
 }  // namespace

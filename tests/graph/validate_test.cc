@@ -78,13 +78,20 @@ TEST_P(MalformedGraphTest, IsRefusedNamingTheFault) {
 
 const MalformedCase kCases[] = {
     {"UndefinedReference",
-     [](v1::Graph& g) { g.mutable_nodes(1)->mutable_args(0)->set_node("nope"); },
-     absl::StatusCode::kInvalidArgument, "node 'relu'", "'nope' is not defined"},
+     [](v1::Graph& g) {
+       g.mutable_nodes(1)->mutable_args(0)->set_node("nope");
+     },
+     absl::StatusCode::kInvalidArgument, "node 'relu'",
+     "'nope' is not defined"},
     {"Cycle",
-     [](v1::Graph& g) { g.mutable_nodes(0)->mutable_args(0)->set_node("relu"); },
+     [](v1::Graph& g) {
+       g.mutable_nodes(0)->mutable_args(0)->set_node("relu");
+     },
      absl::StatusCode::kInvalidArgument, "node 'mm'", "a cycle"},
     {"UnsupportedOp",
-     [](v1::Graph& g) { g.mutable_nodes(1)->set_op("aten.frobnicate.default"); },
+     [](v1::Graph& g) {
+       g.mutable_nodes(1)->set_op("aten.frobnicate.default");
+     },
      absl::StatusCode::kInvalidArgument, "node 'relu'",
      "unsupported op 'aten.frobnicate.default'"},
     {"TooManyArguments",
@@ -93,7 +100,8 @@ const MalformedCase kCases[] = {
      "at most 1 positional arguments, got 2"},
     {"MissingArgument",
      [](v1::Graph& g) { g.mutable_nodes(0)->mutable_args()->RemoveLast(); },
-     absl::StatusCode::kInvalidArgument, "node 'mm'", "missing argument 'mat2'"},
+     absl::StatusCode::kInvalidArgument, "node 'mm'",
+     "missing argument 'mat2'"},
     {"UnknownKeyword",
      [](v1::Graph& g) {
        (*g.mutable_nodes(1)->mutable_kwargs())["alpha"].set_int_(2);
@@ -122,9 +130,12 @@ const MalformedCase kCases[] = {
        m->add_shape(5);
        m->set_dtype(v1::DTYPE_FLOAT32);
      },
-     absl::StatusCode::kInvalidArgument, "node 'mm'", "contradicts inferred [2, 4]"},
+     absl::StatusCode::kInvalidArgument, "node 'mm'",
+     "contradicts inferred [2, 4]"},
     {"NegativeSize",
-     [](v1::Graph& g) { g.mutable_inputs(0)->mutable_meta()->set_shape(0, -2); },
+     [](v1::Graph& g) {
+       g.mutable_inputs(0)->mutable_meta()->set_shape(0, -2);
+     },
      absl::StatusCode::kInvalidArgument, "inputs[0] 'x'", "negative size -2"},
     {"OverflowingSize",
      [](v1::Graph& g) {
@@ -140,18 +151,20 @@ const MalformedCase kCases[] = {
      GraphLimits{.max_numel = 1 << 20}},
     {"TooManyNodes", [](v1::Graph&) {}, absl::StatusCode::kResourceExhausted,
      "nodes", "3 nodes exceed the limit 2", GraphLimits{.max_nodes = 2}},
-    {"DuplicateName",
-     [](v1::Graph& g) { g.mutable_nodes(1)->set_name("mm"); },
+    {"DuplicateName", [](v1::Graph& g) { g.mutable_nodes(1)->set_name("mm"); },
      absl::StatusCode::kInvalidArgument, "nodes[1]", "duplicate name 'mm'"},
     {"GradModeMissing",
      [](v1::Graph& g) { g.mutable_nodes(2)->clear_grad_mode(); },
      absl::StatusCode::kInvalidArgument, "node 'sum'", "grad_mode must be set"},
     {"NonLeafWithoutGrad",
-     [](v1::Graph& g) { g.mutable_inputs(1)->mutable_meta()->set_is_leaf(false); },
+     [](v1::Graph& g) {
+       g.mutable_inputs(1)->mutable_meta()->set_is_leaf(false);
+     },
      absl::StatusCode::kInvalidArgument, "inputs[1] 'w'", "is_leaf=false"},
     {"StrideRankMismatch",
      [](v1::Graph& g) { g.mutable_inputs(0)->mutable_meta()->add_stride(1); },
-     absl::StatusCode::kInvalidArgument, "inputs[0] 'x'", "stride has 1 entries"},
+     absl::StatusCode::kInvalidArgument, "inputs[0] 'x'",
+     "stride has 1 entries"},
     {"StorageTooSmall",
      [](v1::Graph& g) {
        v1::Storage* s = g.add_storages();
@@ -169,7 +182,9 @@ const MalformedCase kCases[] = {
      [](v1::Graph& g) { g.mutable_inputs(1)->mutable_meta()->clear_dtype(); },
      absl::StatusCode::kInvalidArgument, "inputs[1] 'w'", "dtype"},
     {"NonCpuDevice",
-     [](v1::Graph& g) { g.mutable_inputs(1)->mutable_meta()->set_device("cuda:0"); },
+     [](v1::Graph& g) {
+       g.mutable_inputs(1)->mutable_meta()->set_device("cuda:0");
+     },
      absl::StatusCode::kInvalidArgument, "inputs[1] 'w'", "'cuda:0'"},
     {"UndefinedOutput", [](v1::Graph& g) { g.set_outputs(0, "gone"); },
      absl::StatusCode::kInvalidArgument, "outputs[0]", "'gone' is not defined"},
@@ -200,7 +215,8 @@ const MalformedCase kCases[] = {
      absl::StatusCode::kInvalidArgument, "node 'flat'", "not compatible"},
     {"SeveralResultsUsedAsOne",
      [](v1::Graph& g) {
-       v1::Node* ln = AddNode(g, "ln", "aten.native_layer_norm.default", {"mm"});
+       v1::Node* ln =
+           AddNode(g, "ln", "aten.native_layer_norm.default", {"mm"});
        ln->add_args()->mutable_ints()->add_values(4);
        ln->add_args()->set_none(true);
        ln->add_args()->set_none(true);
@@ -211,7 +227,8 @@ const MalformedCase kCases[] = {
      absl::StatusCode::kInvalidArgument, "node 'r2'", "read one with getitem"},
     {"GetItemOutOfRange",
      [](v1::Graph& g) {
-       v1::Node* ln = AddNode(g, "ln", "aten.native_layer_norm.default", {"mm"});
+       v1::Node* ln =
+           AddNode(g, "ln", "aten.native_layer_norm.default", {"mm"});
        ln->add_args()->mutable_ints()->add_values(4);
        ln->add_args()->set_none(true);
        ln->add_args()->set_none(true);

@@ -66,8 +66,9 @@ TEST(CacheKeyTest, GoldenKeys) {
             "ecd615d95bc580e9b38b3d5be7645a2f2a76b36cdedc7fbf351c5f0f29d2f492");
   EXPECT_EQ(KeyOf(testing::LoadGraphOrDie("../../examples/mlp.json")),
             "2d18ec7f77aa0bbc5a838253b432a3e485b74c7338cb359740abee59f11a2782");
-  EXPECT_EQ(KeyOf(testing::LoadGraphOrDie("../../examples/aliased_inputs.json")),
-            "ccbac655a8e6a662658c0ba92fa0ff6d540bf004898374630a18f6b1e0f50f17");
+  EXPECT_EQ(
+      KeyOf(testing::LoadGraphOrDie("../../examples/aliased_inputs.json")),
+      "ccbac655a8e6a662658c0ba92fa0ff6d540bf004898374630a18f6b1e0f50f17");
 }
 
 TEST(CacheKeyTest, SameGraphSameKey) {
@@ -141,87 +142,92 @@ TEST_P(KeyFieldTest, ChangingTheFieldChangesTheKey) {
   EXPECT_NE(before, after);
 }
 
-v1::TensorMeta* MetaA(v1::Graph& g) { return g.mutable_inputs(0)->mutable_meta(); }
-v1::TensorMeta* MetaB(v1::Graph& g) { return g.mutable_inputs(1)->mutable_meta(); }
+v1::TensorMeta* MetaA(v1::Graph& g) {
+  return g.mutable_inputs(0)->mutable_meta();
+}
+v1::TensorMeta* MetaB(v1::Graph& g) {
+  return g.mutable_inputs(1)->mutable_meta();
+}
 
 const FieldCase kFieldCases[] = {
-    {"InputShape", [](v1::Graph& g, auto&, auto&) {
-       MetaB(g)->set_shape(0, 1);
-     }},
-    {"InputStride", [](v1::Graph& g, auto&, auto&) {
+    {"InputShape",
+     [](v1::Graph& g, auto&, auto&) { MetaB(g)->set_shape(0, 1); }},
+    {"InputStride",
+     [](v1::Graph& g, auto&, auto&) {
        MetaA(g)->add_stride(1);
        MetaA(g)->add_stride(2);
      }},
-    {"InputStorageOffset", [](v1::Graph& g, auto&, auto&) {
-       MetaB(g)->set_storage_offset(2);
-     }},
-    {"InputDtype", [](v1::Graph& g, auto&, auto&) {
+    {"InputStorageOffset",
+     [](v1::Graph& g, auto&, auto&) { MetaB(g)->set_storage_offset(2); }},
+    {"InputDtype",
+     [](v1::Graph& g, auto&, auto&) {
        MetaA(g)->set_dtype(v1::DTYPE_FLOAT64);
        MetaB(g)->set_dtype(v1::DTYPE_FLOAT64);
      }},
-    {"InputRequiresGrad", [](v1::Graph& g, auto&, auto&) {
-       MetaB(g)->set_requires_grad(true);
-     }},
-    {"InputIsLeaf", [](v1::Graph& g, auto&, auto&) {
+    {"InputRequiresGrad",
+     [](v1::Graph& g, auto&, auto&) { MetaB(g)->set_requires_grad(true); }},
+    {"InputIsLeaf",
+     [](v1::Graph& g, auto&, auto&) {
        MetaA(g)->set_is_leaf(true);
        g.mutable_nodes(0)->set_grad_mode(v1::GRAD_MODE_DISABLED);
      }},
-    {"InputsShareAStorage", [](v1::Graph& g, auto&, auto&) {
+    {"InputsShareAStorage",
+     [](v1::Graph& g, auto&, auto&) {
        v1::Storage* s = g.add_storages();
        s->set_id(0);
        s->set_size(6);
        g.mutable_inputs(0)->set_storage(0);
        g.mutable_inputs(1)->set_storage(0);
      }},
-    {"StorageSize", [](v1::Graph& g, auto&, auto&) {
+    {"StorageSize",
+     [](v1::Graph& g, auto&, auto&) {
        v1::Storage* s = g.add_storages();
        s->set_id(0);
        s->set_size(100);
        g.mutable_inputs(1)->set_storage(0);
      }},
-    {"NodeOp", [](v1::Graph& g, auto&, auto&) {
-       g.mutable_nodes(1)->set_op("aten.sub.Tensor");
-     }},
-    {"NodeGradMode", [](v1::Graph& g, auto&, auto&) {
+    {"NodeOp", [](v1::Graph& g, auto&,
+                  auto&) { g.mutable_nodes(1)->set_op("aten.sub.Tensor"); }},
+    {"NodeGradMode",
+     [](v1::Graph& g, auto&, auto&) {
        g.mutable_nodes(1)->set_grad_mode(v1::GRAD_MODE_DISABLED);
      }},
-    {"ScalarArgument", [](v1::Graph& g, auto&, auto&) {
+    {"ScalarArgument",
+     [](v1::Graph& g, auto&, auto&) {
        g.mutable_nodes(0)->mutable_args(1)->set_int_(3);
      }},
-    {"ScalarArgumentType", [](v1::Graph& g, auto&, auto&) {
+    {"ScalarArgumentType",
+     [](v1::Graph& g, auto&, auto&) {
        g.mutable_nodes(0)->mutable_args(1)->set_float_(2.0);
      }},
-    {"ArgumentWiring", [](v1::Graph& g, auto&, auto&) {
+    {"ArgumentWiring",
+     [](v1::Graph& g, auto&, auto&) {
        g.mutable_nodes(1)->mutable_args(0)->set_node("b");
        g.mutable_nodes(1)->mutable_args(1)->set_node("a");
      }},
-    {"OutputOrder", [](v1::Graph& g, auto&, auto&) {
+    {"OutputOrder",
+     [](v1::Graph& g, auto&, auto&) {
        g.set_outputs(0, "add");
        g.set_outputs(1, "view");
      }},
-    {"KeepInputMutations", [](v1::Graph&, v1::CompileOptions& o, auto&) {
-       o.set_keep_input_mutations(true);
-     }},
-    {"TargetArch", [](v1::Graph&, auto&, KeyContext& c) {
-       c.target.set_arch("aarch64");
-     }},
-    {"TargetAbi", [](v1::Graph&, auto&, KeyContext& c) {
-       c.target.set_abi("linux-musl");
-     }},
-    {"BackendName", [](v1::Graph&, auto&, KeyContext& c) {
-       c.backend_name = "native";
-     }},
-    {"BackendVersion", [](v1::Graph&, auto&, KeyContext& c) {
-       c.backend_version = "2";
-     }},
-    {"PipelineVersion", [](v1::Graph&, auto&, KeyContext& c) {
-       c.pipeline_version = "other";
-     }},
+    {"KeepInputMutations", [](v1::Graph&, v1::CompileOptions& o,
+                              auto&) { o.set_keep_input_mutations(true); }},
+    {"TargetArch",
+     [](v1::Graph&, auto&, KeyContext& c) { c.target.set_arch("aarch64"); }},
+    {"TargetAbi",
+     [](v1::Graph&, auto&, KeyContext& c) { c.target.set_abi("linux-musl"); }},
+    {"BackendName",
+     [](v1::Graph&, auto&, KeyContext& c) { c.backend_name = "native"; }},
+    {"BackendVersion",
+     [](v1::Graph&, auto&, KeyContext& c) { c.backend_version = "2"; }},
+    {"PipelineVersion",
+     [](v1::Graph&, auto&, KeyContext& c) { c.pipeline_version = "other"; }},
 };
 
-INSTANTIATE_TEST_SUITE_P(
-    Fields, KeyFieldTest, ::testing::ValuesIn(kFieldCases),
-    [](const ::testing::TestParamInfo<FieldCase>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(Fields, KeyFieldTest, ::testing::ValuesIn(kFieldCases),
+                         [](const ::testing::TestParamInfo<FieldCase>& info) {
+                           return info.param.name;
+                         });
 
 TEST(CacheKeyTest, ConstantValueChangesTheKey) {
   auto with_constant = [](const std::string& bytes) {
@@ -244,7 +250,8 @@ TEST(CacheKeyTest, ViewAndMutationDataAndModeEnterTheKey) {
   ASSERT_TRUE(a.ok());
   KeyContext ctx = TestContext();
   v1::CompileOptions options;
-  CacheKey base = ComputeKey(a->graph, a->view_and_mutation, a->mode, options, ctx);
+  CacheKey base =
+      ComputeKey(a->graph, a->view_and_mutation, a->mode, options, ctx);
   v1::ViewAndMutationData vmd = a->view_and_mutation;
   vmd.mutable_inputs(0)->set_mutations_under_no_grad_or_inference_mode(true);
   EXPECT_FALSE(ComputeKey(a->graph, vmd, a->mode, options, ctx) == base);
@@ -266,14 +273,15 @@ TEST(CacheKeyTest, AnotherProcessComputesTheSameKey) {
   std::string output;
   char buffer[4096];
   size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    output.append(buffer, n);
   ASSERT_EQ(pclose(pipe), 0) << output;
   v1::AnalysisReport report;
   ASSERT_TRUE(ParseJson(output, &report).ok()) << output;
   KeyContext context{PipelineVersion(), HostTarget(), "reference", "1"};
   EXPECT_EQ(report.key(),
-            KeyOf(testing::LoadGraphOrDie("../../examples/view_detach.json"), {},
-                  context));
+            KeyOf(testing::LoadGraphOrDie("../../examples/view_detach.json"),
+                  {}, context));
 }
 
 TEST(PipelineVersionTest, IsAHashOfTheSources) {
