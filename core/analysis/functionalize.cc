@@ -4,11 +4,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/analysis/graph_builder.h"
 #include "core/analysis/view_and_mutation.h"
-#include "core/graph/validate.h"
 #include "core/status_macros.h"
 
 namespace aotcache {
@@ -69,26 +67,16 @@ class Functionalizer {
  public:
   Functionalizer(const ResolvedGraph& graph, const Replay& replay,
                  const v1::ViewAndMutationData& vmd)
-      : graph_(graph), replay_(replay), vmd_(vmd) {
-    for (const v1::Input& in : graph.graph->inputs())
-      used_names_.insert(in.name());
-    for (const v1::Constant& c : graph.graph->constants())
-      used_names_.insert(c.name());
-    for (const v1::Node& n : graph.graph->nodes()) {
-      used_names_.insert(n.name());
-      original_names_.insert(n.name());
-    }
-  }
+      : graph_(graph), replay_(replay), vmd_(vmd), out_(*graph.graph) {}
 
   absl::StatusOr<v1::Graph> Run() {
     objects_.resize(replay_.objects.size());
     roots_.resize(replay_.storages.size());
-    *out_.mutable_storages() = graph_.graph->storages();
     AddInputs();
     for (int c = 0; c < graph_.num_constants(); ++c) {
-      *out_.add_constants() = graph_.graph->constants(c);
-      int local = NewValue(graph_.graph->constants(c).name(),
-                           graph_.values[graph_.ConstantValue(c)].meta);
+      *out_.graph().add_constants() = graph_.graph->constants(c);
+      int local = out_.NewValue(graph_.graph->constants(c).name(),
+                                graph_.values[graph_.ConstantValue(c)].meta);
       int obj = replay_.value_object[graph_.ConstantValue(c)];
       SetFresh(obj, local);
     }
@@ -96,120 +84,10 @@ class Functionalizer {
       AOTCACHE_RETURN_IF_ERROR(Step(node));
     }
     AOTCACHE_RETURN_IF_ERROR(AddOutputs());
-    absl::StatusOr<ResolvedGraph> check = ValidateGraph(out_);
-    if (!check.ok()) {
-      return absl::InternalError(
-          absl::StrCat("functionalization produced an invalid graph: ",
-                       check.status().message()));
-    }
-    return std::move(out_);
+    return std::move(out_).Finish();
   }
 
  private:
-  // --- Building the output graph -----------------------------------------
-
-  int NewValue(std::string name, Meta meta) {
-    names_.push_back(std::move(name));
-    metas_.push_back(std::move(meta));
-    return static_cast<int>(metas_.size()) - 1;
-  }
-
-  // Names of the original program are kept for the node that replaces each
-  // original node; every other node gets a fresh name.
-  std::string FreshName(absl::string_view hint) {
-    if (original_names_.erase(hint) > 0) return std::string(hint);
-    std::string name(hint);
-    int& suffix = next_suffix_[hint];
-    while (!used_names_.insert(name).second) {
-      name = absl::StrCat(hint, "_", ++suffix);
-    }
-    return name;
-  }
-
-  v1::Argument ToProto(const BoundArg& b) const {
-    v1::Argument a;
-    switch (b.kind) {
-      case Kind::kNone:
-        a.set_none(true);
-        break;
-      case Kind::kInt:
-        a.set_int_(b.i);
-        break;
-      case Kind::kFloat:
-        a.set_float_(b.f);
-        break;
-      case Kind::kBool:
-        a.set_bool_(b.b);
-        break;
-      case Kind::kString:
-        a.set_string(b.s);
-        break;
-      case Kind::kDevice:
-        a.set_device(b.s);
-        break;
-      case Kind::kInts:
-        for (int64_t v : b.ints) a.mutable_ints()->add_values(v);
-        break;
-      case Kind::kDType:
-        a.set_dtype(b.dtype);
-        break;
-      case Kind::kTensor:
-        a.set_node(names_[b.values[0]]);
-        break;
-      case Kind::kTensorList:
-        for (int v : b.values) a.mutable_nodes()->add_names(names_[v]);
-        break;
-    }
-    return a;
-  }
-
-  // Emits `op(args)` (tensor args are local value ids) and returns the local
-  // ids of its results.
-  absl::StatusOr<std::vector<int>> Emit(const OpInfo& op,
-                                        std::vector<BoundArg> args,
-                                        bool grad_enabled,
-                                        absl::string_view name_hint) {
-    auto meta_of = [this](int id) -> const Meta& { return metas_[id]; };
-    InferContext ctx(op.schema, args, meta_of);
-    AOTCACHE_ASSIGN_OR_RETURN(std::vector<Meta> metas, op.infer(ctx));
-    v1::Node* node = out_.add_nodes();
-    node->set_name(FreshName(name_hint));
-    node->set_op(op.qualified_name);
-    node->set_grad_mode(grad_enabled ? v1::GRAD_MODE_ENABLED
-                                     : v1::GRAD_MODE_DISABLED);
-    for (size_t k = 0; k < args.size(); ++k) {
-      const ArgSchema& s = op.schema.args[k];
-      if (s.kwarg_only) {
-        if (!args[k].is_none())
-          (*node->mutable_kwargs())[s.name] = ToProto(args[k]);
-      } else {
-        *node->add_args() = ToProto(args[k]);
-      }
-    }
-    std::string base_name = node->name();
-    std::vector<int> results;
-    if (metas.size() == 1) {
-      results.push_back(NewValue(base_name, std::move(metas[0])));
-      return results;
-    }
-    for (size_t r = 0; r < metas.size(); ++r) {
-      v1::Node* get = out_.add_nodes();
-      get->set_name(FreshName(absl::StrCat(base_name, "_", r)));
-      get->set_op("getitem");
-      get->add_args()->set_node(base_name);
-      get->add_args()->set_int_(static_cast<int64_t>(r));
-      results.push_back(NewValue(get->name(), std::move(metas[r])));
-    }
-    return results;
-  }
-
-  absl::StatusOr<int> EmitOne(const OpInfo& op, std::vector<BoundArg> args,
-                              bool grad_enabled, absl::string_view hint) {
-    AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> r,
-                              Emit(op, std::move(args), grad_enabled, hint));
-    return r[0];
-  }
-
   // --- Objects and storages ----------------------------------------------
 
   void SetFresh(int obj, int local) {
@@ -231,8 +109,8 @@ class Functionalizer {
       int storage = graph_.input_storage[i];
       int synthetic = synthetic_of_storage[storage];
       if (synthetic < 0) {
-        *out_.add_inputs() = in;
-        input_local_.push_back(NewValue(in.name(), graph_.values[i].meta));
+        *out_.graph().add_inputs() = in;
+        input_local_.push_back(out_.NewValue(in.name(), graph_.values[i].meta));
         SetFresh(obj, input_local_.back());
         continue;
       }
@@ -240,8 +118,9 @@ class Functionalizer {
       const v1::SyntheticBase& base = vmd_.synthetic_bases(synthetic);
       StorageRoot& root = roots_[storage];
       if (root.value < 0) {
-        v1::Input* added = out_.add_inputs();
-        added->set_name(FreshName(absl::StrCat("synthetic_base_", storage)));
+        v1::Input* added = out_.graph().add_inputs();
+        added->set_name(
+            out_.FreshName(absl::StrCat("synthetic_base_", storage)));
         Meta meta = ContiguousMeta({base.size()}, base.dtype());
         *added->mutable_meta() = MetaToProto(meta);
         bool requires_grad = false;
@@ -250,7 +129,7 @@ class Functionalizer {
         }
         added->mutable_meta()->set_requires_grad(requires_grad);
         added->mutable_meta()->set_is_leaf(true);
-        root.value = NewValue(added->name(), meta);
+        root.value = out_.NewValue(added->name(), meta);
       }
       const Meta& m = graph_.values[i].meta;
       ViewStep step{
@@ -266,8 +145,8 @@ class Functionalizer {
                                 bool grad_enabled) {
     std::vector<BoundArg> args = step.args;
     args[0] = TensorArg(local);
-    return EmitOne(*step.op, std::move(args), grad_enabled,
-                   absl::StrCat(step.op->schema.name, "_regen"));
+    return out_.EmitOne(*step.op, std::move(args), grad_enabled,
+                        absl::StrCat(step.op->schema.name, "_regen"));
   }
 
   // The up-to-date local value of `obj`, regenerated from its storage's
@@ -291,8 +170,8 @@ class Functionalizer {
                               bool grad_enabled) {
     const std::string& name = step.op->schema.name;
     auto with = [&](absl::string_view op, std::vector<BoundArg> args) {
-      return EmitOne(Op(op), std::move(args), grad_enabled,
-                     absl::StrCat(name, "_inverse"));
+      return out_.EmitOne(Op(op), std::move(args), grad_enabled,
+                          absl::StrCat(name, "_inverse"));
     };
     if (name == "select") {
       return with(
@@ -327,24 +206,24 @@ class Functionalizer {
     }
     if (name == "unsqueeze") {
       int64_t d = step.args[1].i;
-      if (d < 0) d += metas_[updated].dim();
+      if (d < 0) d += out_.meta(updated).dim();
       return with("aten.squeeze.dim", {TensorArg(updated), IntArg(d)});
     }
     if (name == "squeeze") {
-      if (metas_[base].dim() == metas_[updated].dim()) return updated;
+      if (out_.meta(base).dim() == out_.meta(updated).dim()) return updated;
       int64_t d = step.args[1].i;
-      if (d < 0) d += metas_[base].dim();
+      if (d < 0) d += out_.meta(base).dim();
       return with("aten.unsqueeze.default", {TensorArg(updated), IntArg(d)});
     }
     if (name == "view" || name == "_reshape_alias" || name == "_unsafe_view") {
       int source = updated;
-      if (!metas_[updated].IsContiguous()) {
+      if (!out_.meta(updated).IsContiguous()) {
         AOTCACHE_ASSIGN_OR_RETURN(
             source,
             with("aten.clone.default", {TensorArg(updated), BoundArg()}));
       }
       return with("aten.view.default",
-                  {TensorArg(source), IntsArg(metas_[base].shape)});
+                  {TensorArg(source), IntsArg(out_.meta(base).shape)});
     }
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot write through a view made by aten.", name,
@@ -394,7 +273,7 @@ class Functionalizer {
     if (op.effect == OpEffect::kFunctional) {
       AOTCACHE_ASSIGN_OR_RETURN(
           std::vector<int> results,
-          Emit(op, std::move(args), node.grad_enabled, name));
+          out_.Emit(op, std::move(args), node.grad_enabled, name));
       for (size_t r = 0; r < results.size(); ++r) {
         SetFresh(replay_.value_object[node.results[r]], results[r]);
       }
@@ -409,7 +288,8 @@ class Functionalizer {
         ViewStep step{&op, node.args};
         step.args[0] = BoundArg();
         AOTCACHE_ASSIGN_OR_RETURN(
-            int local, EmitOne(op, std::move(args), node.grad_enabled, name));
+            int local,
+            out_.EmitOne(op, std::move(args), node.grad_enabled, name));
         ObjectState& view = objects_[result];
         view.chain = objects_[self].chain;
         view.chain.push_back(std::move(step));
@@ -420,8 +300,9 @@ class Functionalizer {
       case OpEffect::kInPlaceMetadata: {
         ViewStep step{&Op(op.functional_counterpart), node.args};
         step.args[0] = BoundArg();
-        AOTCACHE_ASSIGN_OR_RETURN(int local, EmitOne(*step.op, std::move(args),
-                                                     node.grad_enabled, name));
+        AOTCACHE_ASSIGN_OR_RETURN(
+            int local,
+            out_.EmitOne(*step.op, std::move(args), node.grad_enabled, name));
         objects_[self].chain.push_back(std::move(step));
         objects_[self].value = local;
         return absl::OkStatus();
@@ -437,7 +318,7 @@ class Functionalizer {
         }
         AOTCACHE_ASSIGN_OR_RETURN(
             int updated,
-            EmitOne(functional, std::move(args), node.grad_enabled, name));
+            out_.EmitOne(functional, std::move(args), node.grad_enabled, name));
         return Write(self, updated, node.grad_enabled);
       }
       case OpEffect::kFunctional:
@@ -467,16 +348,16 @@ class Functionalizer {
     }
     for (int obj : objects) {
       AOTCACHE_ASSIGN_OR_RETURN(int local, Read(obj, /*grad_enabled=*/true));
-      out_.add_outputs(names_[local]);
+      out_.AddOutput(local);
     }
     // keep_input_mutations: the new value is copied into the input in place.
     for (auto [input, obj] : kept) {
       AOTCACHE_ASSIGN_OR_RETURN(int updated, Read(obj, /*grad_enabled=*/false));
-      AOTCACHE_RETURN_IF_ERROR(
-          Emit(Op("aten.copy_.default"),
-               {TensorArg(input_local_[input]), TensorArg(updated), FalseArg()},
-               /*grad_enabled=*/false, "copy_back")
-              .status());
+      AOTCACHE_RETURN_IF_ERROR(out_.Emit(Op("aten.copy_.default"),
+                                         {TensorArg(input_local_[input]),
+                                          TensorArg(updated), FalseArg()},
+                                         /*grad_enabled=*/false, "copy_back")
+                                   .status());
     }
     return absl::OkStatus();
   }
@@ -484,12 +365,7 @@ class Functionalizer {
   const ResolvedGraph& graph_;
   const Replay& replay_;
   const v1::ViewAndMutationData& vmd_;
-  v1::Graph out_;
-  std::vector<std::string> names_;  // Per local value.
-  std::vector<Meta> metas_;         // Per local value.
-  absl::flat_hash_set<std::string> used_names_;
-  absl::flat_hash_set<std::string> original_names_;    // Not yet re-emitted.
-  absl::flat_hash_map<std::string, int> next_suffix_;  // Per name hint.
+  GraphBuilder out_;
   std::vector<ObjectState> objects_;
   std::vector<StorageRoot> roots_;
   std::vector<int> input_local_;  // Per input: its local value, -1 if merged.

@@ -1,0 +1,132 @@
+#include "core/analysis/graph_builder.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/validate.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+
+using Kind = BoundArg::Kind;
+
+GraphBuilder::GraphBuilder(const v1::Graph& original) {
+  *out_.mutable_storages() = original.storages();
+  for (const v1::Input& in : original.inputs()) used_names_.insert(in.name());
+  for (const v1::Constant& c : original.constants()) {
+    used_names_.insert(c.name());
+  }
+  for (const v1::Node& n : original.nodes()) {
+    used_names_.insert(n.name());
+    original_names_.insert(n.name());
+  }
+}
+
+int GraphBuilder::NewValue(std::string name, Meta meta) {
+  names_.push_back(std::move(name));
+  metas_.push_back(std::move(meta));
+  return static_cast<int>(metas_.size()) - 1;
+}
+
+std::string GraphBuilder::FreshName(absl::string_view hint) {
+  if (original_names_.erase(hint) > 0) return std::string(hint);
+  std::string name(hint);
+  int& suffix = next_suffix_[hint];
+  while (!used_names_.insert(name).second) {
+    name = absl::StrCat(hint, "_", ++suffix);
+  }
+  return name;
+}
+
+v1::Argument GraphBuilder::ToProto(const BoundArg& b) const {
+  v1::Argument a;
+  switch (b.kind) {
+    case Kind::kNone:
+      a.set_none(true);
+      break;
+    case Kind::kInt:
+      a.set_int_(b.i);
+      break;
+    case Kind::kFloat:
+      a.set_float_(b.f);
+      break;
+    case Kind::kBool:
+      a.set_bool_(b.b);
+      break;
+    case Kind::kString:
+      a.set_string(b.s);
+      break;
+    case Kind::kDevice:
+      a.set_device(b.s);
+      break;
+    case Kind::kInts:
+      for (int64_t v : b.ints) a.mutable_ints()->add_values(v);
+      break;
+    case Kind::kDType:
+      a.set_dtype(b.dtype);
+      break;
+    case Kind::kTensor:
+      a.set_node(names_[b.values[0]]);
+      break;
+    case Kind::kTensorList:
+      for (int v : b.values) a.mutable_nodes()->add_names(names_[v]);
+      break;
+  }
+  return a;
+}
+
+absl::StatusOr<std::vector<int>> GraphBuilder::Emit(
+    const OpInfo& op, std::vector<BoundArg> args, bool grad_enabled,
+    absl::string_view name_hint) {
+  auto meta_of = [this](int id) -> const Meta& { return metas_[id]; };
+  InferContext ctx(op.schema, args, meta_of);
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Meta> metas, op.infer(ctx));
+  v1::Node* node = out_.add_nodes();
+  node->set_name(FreshName(name_hint));
+  node->set_op(op.qualified_name);
+  node->set_grad_mode(grad_enabled ? v1::GRAD_MODE_ENABLED
+                                   : v1::GRAD_MODE_DISABLED);
+  for (size_t k = 0; k < args.size(); ++k) {
+    const ArgSchema& s = op.schema.args[k];
+    if (!s.kwarg_only) {
+      *node->add_args() = ToProto(args[k]);
+    } else if (!args[k].is_none()) {
+      (*node->mutable_kwargs())[s.name] = ToProto(args[k]);
+    }
+  }
+  std::string base_name = node->name();
+  std::vector<int> results;
+  if (metas.size() == 1) {
+    results.push_back(NewValue(base_name, std::move(metas[0])));
+    return results;
+  }
+  for (size_t r = 0; r < metas.size(); ++r) {
+    v1::Node* get = out_.add_nodes();
+    get->set_name(FreshName(absl::StrCat(base_name, "_", r)));
+    get->set_op("getitem");
+    get->add_args()->set_node(base_name);
+    get->add_args()->set_int_(static_cast<int64_t>(r));
+    results.push_back(NewValue(get->name(), std::move(metas[r])));
+  }
+  return results;
+}
+
+absl::StatusOr<int> GraphBuilder::EmitOne(const OpInfo& op,
+                                          std::vector<BoundArg> args,
+                                          bool grad_enabled,
+                                          absl::string_view name_hint) {
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> r,
+                            Emit(op, std::move(args), grad_enabled, name_hint));
+  return r[0];
+}
+
+absl::StatusOr<v1::Graph> GraphBuilder::Finish() && {
+  absl::StatusOr<ResolvedGraph> check = ValidateGraph(out_);
+  if (!check.ok()) {
+    return absl::InternalError(
+        absl::StrCat("built an invalid graph: ", check.status().message()));
+  }
+  return std::move(out_);
+}
+
+}  // namespace aotcache
