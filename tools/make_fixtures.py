@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Regenerate the analysis fixtures from tests/fixtures/scenarios.py.
+"""Regenerate the analysis fixtures from the tests/fixtures/scenarios/ package.
 
 Writes
   tests/fixtures/graphs/<variant>.json   the exported (or hand-written) Graph

@@ -2,7 +2,7 @@
 """Check the hand-written analysis expectations against eager PyTorch.
 
 For every entry of tests/fixtures/expected_analysis.json, runs the scenario's
-function (tests/fixtures/scenarios.py) EAGERLY on fresh inputs and checks
+function (tests/fixtures/scenarios/) EAGERLY on fresh inputs and checks
 what eager lets one observe:
 
   inputs   requires_grad after the call; is_leaf as passed; mutates_data ==
@@ -409,7 +409,7 @@ def main():
     for exp in expected:
         var = by_name.get(exp["name"])
         if var is None:
-            print("%s: no such variant in scenarios.py" % exp["name"])
+            print("%s: no such variant in tests/fixtures/scenarios" % exp["name"])
             failed += 1
             continue
         seen.add(exp["name"])

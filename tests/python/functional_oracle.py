@@ -2,7 +2,7 @@
 """Check functionalization (the `functional_graph` of `aotcache analyze`)
 against eager PyTorch, by value.
 
-For every variant of tests/fixtures/scenarios.py:
+For every variant of tests/fixtures/scenarios/:
   * runs `AOTCACHE_CLI analyze --json tests/fixtures/graphs/<variant>.json`;
   * builds the variant's inputs (seed 0, as tests/python/eager_oracle.py),
     takes a detached clone of them that keeps their aliasing (inputs sharing
