@@ -11,25 +11,11 @@
 #include "core/graph/deterministic_bytes.h"
 #include "core/graph/graph_json.h"
 #include "core/graph/op_registry.h"
-#include "google/protobuf/struct.pb.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
 
 namespace aotcache {
 namespace {
-
-std::vector<std::string> FixtureGraphs() {
-  google::protobuf::ListValue list;
-  absl::Status st = ParseJson(
-      testing::ReadFileOrDie(testing::FixturePath("expected_analysis.json")),
-      &list);
-  std::vector<std::string> out;
-  if (!st.ok()) return out;
-  for (const auto& v : list.values()) {
-    out.push_back(v.struct_value().fields().at("graph").string_value());
-  }
-  return out;
-}
 
 int CountOps(const v1::Graph& g, absl::string_view op) {
   int n = 0;
@@ -38,7 +24,7 @@ int CountOps(const v1::Graph& g, absl::string_view op) {
 }
 
 TEST(FunctionalizeTest, EveryFixtureBecomesAValidGraphWithoutInPlaceOps) {
-  std::vector<std::string> graphs = FixtureGraphs();
+  std::vector<std::string> graphs = testing::FixtureGraphFiles();
   ASSERT_GE(graphs.size(), 25u);
   for (const std::string& file : graphs) {
     v1::Graph g = testing::LoadGraphOrDie("graphs/" + file);
@@ -66,7 +52,7 @@ TEST(FunctionalizeTest, EveryFixtureBecomesAValidGraphWithoutInPlaceOps) {
 }
 
 TEST(FunctionalizeTest, IsDeterministic) {
-  for (const std::string& file : FixtureGraphs()) {
+  for (const std::string& file : testing::FixtureGraphFiles()) {
     v1::Graph g = testing::LoadGraphOrDie("graphs/" + file);
     absl::StatusOr<Analysis> a = Analyze(g, v1::CompileOptions());
     absl::StatusOr<Analysis> b = Analyze(g, v1::CompileOptions());

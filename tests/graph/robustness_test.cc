@@ -11,25 +11,11 @@
 #include "core/analysis/analyze.h"
 #include "core/graph/graph_json.h"
 #include "core/key/cache_key.h"
-#include "google/protobuf/struct.pb.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
 
 namespace aotcache {
 namespace {
-
-std::vector<std::string> FixtureGraphs() {
-  google::protobuf::ListValue list;
-  absl::Status st = ParseJson(
-      testing::ReadFileOrDie(testing::FixturePath("expected_analysis.json")),
-      &list);
-  std::vector<std::string> out;
-  if (!st.ok()) return out;
-  for (const auto& v : list.values()) {
-    out.push_back(v.struct_value().fields().at("graph").string_value());
-  }
-  return out;
-}
 
 class Corrupter {
  public:
@@ -160,7 +146,7 @@ class Corrupter {
 };
 
 TEST(RobustnessTest, CorruptedGraphsNeverCrashOrFailInternally) {
-  std::vector<std::string> files = FixtureGraphs();
+  std::vector<std::string> files = testing::FixtureGraphFiles();
   ASSERT_FALSE(files.empty());
   KeyContext context{"test", {}, "reference", "1"};
   int refused = 0, accepted = 0;

@@ -56,6 +56,16 @@ v1::Node* AddNode(v1::Graph& g, const std::string& name, const std::string& op,
   return n;
 }
 
+// ln = native_layer_norm(input, [4], None, None, 1e-5): three results.
+void AddLayerNorm(v1::Graph& g, const std::string& name,
+                  const std::string& input) {
+  v1::Node* ln = AddNode(g, name, "aten.native_layer_norm.default", {input});
+  ln->add_args()->mutable_ints()->add_values(4);
+  ln->add_args()->set_none(true);
+  ln->add_args()->set_none(true);
+  ln->add_args()->set_float_(1e-5);
+}
+
 class MalformedGraphTest : public ::testing::TestWithParam<MalformedCase> {};
 
 TEST(GoodGraphTest, BaseGraphIsValid) {
@@ -215,24 +225,14 @@ const MalformedCase kCases[] = {
      absl::StatusCode::kInvalidArgument, "node 'flat'", "not compatible"},
     {"SeveralResultsUsedAsOne",
      [](v1::Graph& g) {
-       v1::Node* ln =
-           AddNode(g, "ln", "aten.native_layer_norm.default", {"mm"});
-       ln->add_args()->mutable_ints()->add_values(4);
-       ln->add_args()->set_none(true);
-       ln->add_args()->set_none(true);
-       ln->add_args()->set_float_(1e-5);
+       AddLayerNorm(g, "ln", "mm");
        AddNode(g, "r2", "aten.relu.default", {"ln"});
        g.set_outputs(0, "r2");
      },
      absl::StatusCode::kInvalidArgument, "node 'r2'", "read one with getitem"},
     {"GetItemOutOfRange",
      [](v1::Graph& g) {
-       v1::Node* ln =
-           AddNode(g, "ln", "aten.native_layer_norm.default", {"mm"});
-       ln->add_args()->mutable_ints()->add_values(4);
-       ln->add_args()->set_none(true);
-       ln->add_args()->set_none(true);
-       ln->add_args()->set_float_(1e-5);
+       AddLayerNorm(g, "ln", "mm");
        v1::Node* get = AddNode(g, "g", "getitem", {"ln"});
        get->add_args()->set_int_(3);
        g.set_outputs(0, "g");

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/graph/graph_json.h"
+#include "google/protobuf/struct.pb.h"
 
 namespace aotcache::testing {
 
@@ -33,6 +34,18 @@ v1::Graph LoadGraphOrDie(const std::string& relative) {
     std::abort();
   }
   return graph;
+}
+
+std::vector<std::string> FixtureGraphFiles() {
+  google::protobuf::ListValue list;
+  absl::Status st =
+      ParseJson(ReadFileOrDie(FixturePath("expected_analysis.json")), &list);
+  std::vector<std::string> out;
+  if (!st.ok()) return out;  // Callers assert on the count.
+  for (const auto& v : list.values()) {
+    out.push_back(v.struct_value().fields().at("graph").string_value());
+  }
+  return out;
 }
 
 v1::Graph GraphFromJson(const std::string& json) {
