@@ -1,0 +1,115 @@
+#include "core/runtime/graph_executor.h"
+
+#include <cstring>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/validate.h"
+#include "core/runtime/strided.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+namespace {
+
+Tensor NumberTensor(double v) {
+  Tensor t = Tensor::Contiguous({}, v1::DTYPE_FLOAT64);
+  *reinterpret_cast<double*>(t.storage_data()) = v;
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
+    v1::Graph graph) {
+  std::unique_ptr<GraphExecutor> e(new GraphExecutor());
+  e->graph_ = std::make_unique<v1::Graph>(std::move(graph));
+  AOTCACHE_ASSIGN_OR_RETURN(e->resolved_, ValidateGraph(*e->graph_));
+  for (const ResolvedNode& node : e->resolved_.nodes) {
+    const OpInfo& op = *node.op;
+    Kernel kernel = FindKernel(op.qualified_name);
+    bool write_back = false;
+    if (kernel == nullptr && op.effect == OpEffect::kInPlace) {
+      kernel = FindKernel(op.functional_counterpart);
+      write_back = true;
+    } else if (kernel == nullptr && op.effect == OpEffect::kInPlaceMetadata) {
+      kernel = FindKernel(op.functional_counterpart);  // A view op.
+    }
+    if (kernel == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("no kernel for ", op.qualified_name));
+    }
+    e->kernels_.push_back(kernel);
+    e->write_back_.push_back(write_back);
+  }
+  for (int c = 0; c < e->graph_->constants_size(); ++c) {
+    const v1::Constant& proto = e->graph_->constants(c);
+    const Meta& meta = e->resolved_.values[e->resolved_.ConstantValue(c)].meta;
+    Tensor t = Tensor::Zeros(meta);
+    std::memcpy(t.storage_data(), proto.data().data(), proto.data().size());
+    e->constants_.push_back(std::move(t));
+  }
+  return e;
+}
+
+absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
+    const std::vector<Tensor>& inputs, uint64_t seed) const {
+  const ResolvedGraph& g = resolved_;
+  if (static_cast<int>(inputs.size()) != g.num_inputs()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected ", g.num_inputs(), " inputs, got ", inputs.size()));
+  }
+  std::vector<Tensor> values(g.values.size());
+  for (int i = 0; i < g.num_inputs(); ++i) {
+    if (inputs[i].meta() != g.values[i].meta) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("inputs[", i, "] '", graph_->inputs(i).name(),
+                       "': layout differs from the graph's input meta"));
+    }
+    values[i] = inputs[i];
+  }
+  for (int c = 0; c < g.num_constants(); ++c) {
+    values[g.ConstantValue(c)] = constants_[c];
+  }
+  std::mt19937_64 rng(seed);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ResolvedNode& node = g.nodes[n];
+    const OpSchema& schema = node.op->schema;
+    KernelArgs args;
+    args.node = &node;
+    args.rng = &rng;
+    args.tensors.resize(node.args.size());
+    args.lists.resize(node.args.size());
+    for (size_t k = 0; k < node.args.size(); ++k) {
+      const BoundArg& a = node.args[k];
+      if (a.kind == BoundArg::Kind::kTensor) {
+        args.tensors[k] = values[a.values[0]];
+      } else if (a.kind == BoundArg::Kind::kTensorList) {
+        for (int v : a.values) args.lists[k].push_back(values[v]);
+      } else if (a.is_number() && (schema.args[k].type == ArgType::kTensor ||
+                                   schema.args[k].type == ArgType::kScalar)) {
+        args.tensors[k] = NumberTensor(a.AsDouble());
+      }
+    }
+    std::vector<Meta> result_metas;
+    for (int v : node.results) result_metas.push_back(g.values[v].meta);
+    if (write_back_[n]) {
+      // Computed fresh, then written into self.
+      result_metas[0] =
+          ContiguousMeta(result_metas[0].shape, result_metas[0].dtype);
+    }
+    args.result_metas = &result_metas;
+    AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> results, kernels_[n](args));
+    if (write_back_[n]) {
+      CopyInto(results[0], args.tensors[0]);
+      results[0] = args.tensors[0];
+    }
+    for (size_t r = 0; r < node.results.size(); ++r) {
+      values[node.results[r]] = std::move(results[r]);
+    }
+  }
+  std::vector<Tensor> outputs;
+  for (int v : g.outputs) outputs.push_back(values[v]);
+  return outputs;
+}
+
+}  // namespace aotcache

@@ -1,0 +1,47 @@
+// GraphExecutor: runs a validated graph node by node with the runtime's
+// kernels. It runs functional graphs (what the reference backend compiles)
+// and original ones alike: an in-place op computes its functional
+// counterpart and writes the result into `self`'s memory, as eager does.
+// Thread-safety: Run is const and may be called from several threads.
+#ifndef AOTCACHE_CORE_RUNTIME_GRAPH_EXECUTOR_H_
+#define AOTCACHE_CORE_RUNTIME_GRAPH_EXECUTOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "aotcache/v1/graph.pb.h"
+#include "core/graph/resolved_graph.h"
+#include "core/runtime/kernel.h"
+#include "core/runtime/tensor.h"
+
+namespace aotcache {
+
+class GraphExecutor {
+ public:
+  // Returns InvalidArgument if the graph is invalid or uses an op without a
+  // kernel.
+  static absl::StatusOr<std::unique_ptr<GraphExecutor>> Create(v1::Graph graph);
+
+  // `inputs`: one per graph input, laid out exactly as the graph's input
+  // metas say (InvalidArgument otherwise). Random ops draw from a generator
+  // seeded with `seed`.
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
+                                          uint64_t seed = 0) const;
+
+ private:
+  GraphExecutor() = default;
+
+  // Constant after construction. resolved_ points into graph_, which is
+  // heap-allocated so the pointer survives moves of the executor.
+  std::unique_ptr<v1::Graph> graph_;
+  ResolvedGraph resolved_;
+  std::vector<Kernel> kernels_;   // Per resolved node.
+  std::vector<bool> write_back_;  // Per node: in place via its counterpart.
+  std::vector<Tensor> constants_;
+};
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_RUNTIME_GRAPH_EXECUTOR_H_

@@ -1,0 +1,54 @@
+// The kernel interface: one function per op overload, computing a node's
+// results from its input tensors and bound scalar arguments. Results are
+// allocated with the metas shape inference gave the node (views return views
+// of their input's storage).
+// Thread-safety: kernels are pure functions of their arguments.
+#ifndef AOTCACHE_CORE_RUNTIME_KERNEL_H_
+#define AOTCACHE_CORE_RUNTIME_KERNEL_H_
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/graph/resolved_graph.h"
+#include "core/runtime/tensor.h"
+
+namespace aotcache {
+
+struct KernelArgs {
+  const ResolvedNode* node;
+  // Per schema argument: its tensor (Python numbers in tensor slots arrive
+  // as 0-dim float64 tensors), undefined for non-tensors and None.
+  std::vector<Tensor> tensors;
+  // Per schema argument: its tensors, for tensor lists.
+  std::vector<std::vector<Tensor>> lists;
+  const std::vector<Meta>* result_metas;
+  std::mt19937_64* rng;  // The executor's own generator (not torch's).
+
+  const BoundArg& arg(int i) const { return node->args[i]; }
+  const Tensor& tensor(int i) const { return tensors[i]; }
+  const Meta& result_meta(int r) const { return (*result_metas)[r]; }
+  double number(int i) const { return node->args[i].AsDouble(); }
+};
+
+using Kernel = absl::StatusOr<std::vector<Tensor>> (*)(const KernelArgs&);
+
+// The kernel for an op ("aten.add.Tensor"), or nullptr.
+Kernel FindKernel(absl::string_view qualified_name);
+
+namespace kernels {
+// Registration tables, one per kernel file.
+struct Entry {
+  const char* op;
+  Kernel kernel;
+};
+extern const std::vector<Entry>& PointwiseKernels();
+extern const std::vector<Entry>& ReductionKernels();
+extern const std::vector<Entry>& LinalgKernels();
+extern const std::vector<Entry>& ShapeKernels();
+}  // namespace kernels
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_RUNTIME_KERNEL_H_

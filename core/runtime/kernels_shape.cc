@@ -1,0 +1,244 @@
+// Kernels that move or make data: views, copies and casts, factories, cat,
+// scatters, and the random ops (with the executor's own generator: torch's
+// RNG stream cannot be reproduced, which is why those ops are not cached).
+#include <random>
+
+#include "core/runtime/kernel.h"
+#include "core/runtime/strided.h"
+
+namespace aotcache {
+namespace {
+
+using Results = absl::StatusOr<std::vector<Tensor>>;
+
+// Every view op: the result is its input's storage seen through the meta
+// shape inference computed (exact strides and offset).
+Results ViewOf(const KernelArgs& k) {
+  return std::vector<Tensor>{k.tensor(0).View(k.result_meta(0))};
+}
+
+// A fresh result holding self's values (clone, casts, copies).
+Results CopyOfSelf(const KernelArgs& k) {
+  Tensor out = Tensor::Zeros(k.result_meta(0));
+  CopyInto(k.tensor(0), out);
+  return std::vector<Tensor>{out};
+}
+
+Results Filled(const Meta& meta, double value) {
+  Tensor out = Tensor::Zeros(meta);
+  Tensor v = Tensor::Contiguous({}, v1::DTYPE_FLOAT64);
+  *reinterpret_cast<double*>(v.storage_data()) = value;
+  CopyInto(v, out);
+  return std::vector<Tensor>{out};
+}
+
+Results Zeros(const KernelArgs& k) { return Filled(k.result_meta(0), 0); }
+Results Ones(const KernelArgs& k) { return Filled(k.result_meta(0), 1); }
+Results Full(const KernelArgs& k) {
+  return Filled(k.result_meta(0), k.number(1));
+}
+Results FillScalar(const KernelArgs& k) {
+  return Filled(k.result_meta(0), k.number(1));
+}
+
+// aten.copy(self, src): self's shape and dtype, src's values.
+Results Copy(const KernelArgs& k) {
+  Tensor out = Tensor::Zeros(k.result_meta(0));
+  CopyInto(k.tensor(1), out);
+  return std::vector<Tensor>{out};
+}
+
+// copy_ in place: src into self, which is returned.
+Results CopyInPlace(const KernelArgs& k) {
+  CopyInto(k.tensor(1), k.tensor(0));
+  return std::vector<Tensor>{k.tensor(0)};
+}
+
+Results Cat(const KernelArgs& k) {
+  Tensor out = Tensor::Zeros(k.result_meta(0));
+  const Meta& m = out.meta();
+  if (m.dim() == 1 && m.shape[0] == 0) return std::vector<Tensor>{out};
+  int64_t dim = k.arg(1).i;
+  if (dim < 0) dim += m.dim();
+  int64_t at = 0;
+  for (const Tensor& part : k.lists[0]) {
+    if (part.meta().dim() == 1 && part.shape()[0] == 0) continue;
+    Meta slot = m;
+    slot.shape[dim] = part.shape()[dim];
+    slot.offset += at * m.stride[dim];
+    CopyInto(part, out.View(slot));
+    at += part.shape()[dim];
+  }
+  return std::vector<Tensor>{out};
+}
+
+// The scatters: a contiguous copy of self with src written into the view
+// the matching view op would take of it.
+Tensor CloneContiguous(const Tensor& t) {
+  Tensor out = Tensor::Contiguous(t.shape(), t.dtype());
+  CopyInto(t, out);
+  return out;
+}
+
+Results SelectScatter(const KernelArgs& k) {
+  Tensor out = CloneContiguous(k.tensor(0));
+  Meta view = out.meta();
+  int64_t dim = k.arg(2).i;
+  if (dim < 0) dim += view.dim();
+  int64_t index = k.arg(3).i;
+  if (index < 0) index += view.shape[dim];
+  view.offset += index * view.stride[dim];
+  view.shape.erase(view.shape.begin() + dim);
+  view.stride.erase(view.stride.begin() + dim);
+  CopyInto(k.tensor(1), out.View(view));
+  return std::vector<Tensor>{out};
+}
+
+Results SliceScatter(const KernelArgs& k) {
+  Tensor out = CloneContiguous(k.tensor(0));
+  Meta view = out.meta();
+  int64_t dim = k.arg(2).i;
+  if (dim < 0) dim += view.dim();
+  int64_t size = view.shape[dim];
+  int64_t start = k.arg(3).is_none() ? 0 : k.arg(3).i;
+  int64_t end = k.arg(4).is_none() ? size : k.arg(4).i;
+  int64_t step = k.arg(5).i;
+  if (start < 0) start += size;
+  if (end < 0) end += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  end = std::clamp<int64_t>(end, start, size);
+  view.offset += start * view.stride[dim];
+  view.shape[dim] = (end - start + step - 1) / step;
+  view.stride[dim] *= step;
+  CopyInto(k.tensor(1), out.View(view));
+  return std::vector<Tensor>{out};
+}
+
+Results AsStridedScatter(const KernelArgs& k) {
+  Tensor out = CloneContiguous(k.tensor(0));
+  Meta view;
+  view.shape = k.arg(2).ints;
+  view.stride = k.arg(3).ints;
+  view.offset = k.arg(4).is_none() ? 0 : k.arg(4).i;
+  view.dtype = out.dtype();
+  if (view.StorageExtent() > out.storage_elements()) {
+    return absl::InvalidArgumentError(
+        "as_strided_scatter: the view reaches past the tensor's storage");
+  }
+  CopyInto(k.tensor(1), out.View(view));
+  return std::vector<Tensor>{out};
+}
+
+template <typename Draw>
+Results Random(const KernelArgs& k, Draw draw) {
+  Tensor out = Tensor::Zeros(k.result_meta(0));
+  const Meta& m = out.meta();
+  ForEachIndex(m.shape, {m.stride}, {m.offset}, [&](const int64_t* pos) {
+    StoreFrom<double>(out.storage_data(), m.dtype, pos[0], draw(pos[0]));
+  });
+  return std::vector<Tensor>{out};
+}
+
+Results RandLike(const KernelArgs& k) {
+  std::uniform_real_distribution<double> u(0, 1);
+  return Random(k, [&](int64_t) { return u(*k.rng); });
+}
+
+Results RandnLike(const KernelArgs& k) {
+  std::normal_distribution<double> n(0, 1);
+  return Random(k, [&](int64_t) { return n(*k.rng); });
+}
+
+// bernoulli(self): each element 1 with probability self's element.
+Results Bernoulli(const KernelArgs& k) {
+  const Tensor& p = k.tensor(0);
+  Tensor out = Tensor::Zeros(k.result_meta(0));
+  const Meta& m = out.meta();
+  std::uniform_real_distribution<double> u(0, 1);
+  ForEachIndex(m.shape, {m.stride, p.meta().stride},
+               {m.offset, p.meta().offset}, [&](const int64_t* pos) {
+                 double prob =
+                     LoadAs<double>(p.storage_data(), p.dtype(), pos[1]);
+                 StoreFrom<double>(out.storage_data(), m.dtype, pos[0],
+                                   u(*k.rng) < prob ? 1.0 : 0.0);
+               });
+  return std::vector<Tensor>{out};
+}
+
+Results BernoulliP(const KernelArgs& k) {
+  double p = k.number(1);
+  std::uniform_real_distribution<double> u(0, 1);
+  return Random(k, [&](int64_t) { return u(*k.rng) < p ? 1.0 : 0.0; });
+}
+
+// native_dropout(input, p, train): mask keeps each element with 1 - p;
+// kept elements are scaled by 1 / (1 - p).
+Results NativeDropout(const KernelArgs& k) {
+  const Tensor& in = k.tensor(0);
+  double p = k.number(1);
+  bool train = k.arg(2).is_none() || k.arg(2).b;
+  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor mask = Tensor::Zeros(k.result_meta(1));
+  std::uniform_real_distribution<double> u(0, 1);
+  double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
+  const Meta& m = out.meta();
+  ForEachIndex(
+      m.shape, {m.stride, mask.meta().stride, in.meta().stride},
+      {m.offset, mask.meta().offset, in.meta().offset},
+      [&](const int64_t* pos) {
+        bool keep = !train || u(*k.rng) >= p;
+        double x = LoadAs<double>(in.storage_data(), in.dtype(), pos[2]);
+        StoreFrom<double>(out.storage_data(), m.dtype, pos[0],
+                          keep ? (train ? x * scale : x) : 0.0);
+        StoreFrom<bool>(mask.storage_data(), v1::DTYPE_BOOL, pos[1], keep);
+      });
+  return std::vector<Tensor>{out, mask};
+}
+
+}  // namespace
+
+namespace kernels {
+
+const std::vector<Entry>& ShapeKernels() {
+  static const auto* table = new std::vector<Entry>{
+      {"aten.view.default", ViewOf},
+      {"aten._reshape_alias.default", ViewOf},
+      {"aten._unsafe_view.default", ViewOf},
+      {"aten.t.default", ViewOf},
+      {"aten.transpose.int", ViewOf},
+      {"aten.permute.default", ViewOf},
+      {"aten.expand.default", ViewOf},
+      {"aten.unsqueeze.default", ViewOf},
+      {"aten.squeeze.dim", ViewOf},
+      {"aten.slice.Tensor", ViewOf},
+      {"aten.select.int", ViewOf},
+      {"aten.detach.default", ViewOf},
+      {"aten.alias.default", ViewOf},
+      {"aten.as_strided.default", ViewOf},
+      {"aten.clone.default", CopyOfSelf},
+      {"aten.lift_fresh_copy.default", CopyOfSelf},
+      {"aten._to_copy.default", CopyOfSelf},
+      {"aten.copy.default", Copy},
+      {"aten.copy_.default", CopyInPlace},
+      {"aten.fill.Scalar", FillScalar},
+      {"aten.zeros.default", Zeros},
+      {"aten.ones.default", Ones},
+      {"aten.full.default", Full},
+      {"aten.zeros_like.default", Zeros},
+      {"aten.ones_like.default", Ones},
+      {"aten.empty_like.default", Zeros},
+      {"aten.cat.default", Cat},
+      {"aten.select_scatter.default", SelectScatter},
+      {"aten.slice_scatter.default", SliceScatter},
+      {"aten.as_strided_scatter.default", AsStridedScatter},
+      {"aten.rand_like.default", RandLike},
+      {"aten.randn_like.default", RandnLike},
+      {"aten.bernoulli.default", Bernoulli},
+      {"aten.bernoulli.p", BernoulliP},
+      {"aten.native_dropout.default", NativeDropout},
+  };
+  return *table;
+}
+
+}  // namespace kernels
+}  // namespace aotcache

@@ -1,0 +1,70 @@
+#include "core/runtime/tensor.h"
+
+#include <cstring>
+
+#include "core/runtime/strided.h"
+
+namespace aotcache {
+
+Tensor Tensor::Zeros(const Meta& meta) {
+  auto storage = std::make_shared<Storage>();
+  storage->elements = meta.StorageExtent();
+  int64_t bytes =
+      std::max<int64_t>(storage->elements, 1) * ItemSize(meta.dtype);
+  storage->owned = std::make_unique<char[]>(bytes);
+  std::memset(storage->owned.get(), 0, bytes);
+  storage->data = storage->owned.get();
+  return Tensor(std::move(storage), meta);
+}
+
+Tensor Tensor::Contiguous(std::vector<int64_t> shape, DType dtype) {
+  return Zeros(ContiguousMeta(std::move(shape), dtype));
+}
+
+Tensor Tensor::Borrow(void* storage_data, int64_t storage_elements, Meta meta) {
+  auto storage = std::make_shared<Storage>();
+  storage->data = static_cast<char*>(storage_data);
+  storage->elements = storage_elements;
+  return Tensor(std::move(storage), std::move(meta));
+}
+
+Tensor Tensor::View(Meta meta) const {
+  return Tensor(storage_, std::move(meta));
+}
+
+std::vector<double> Tensor::ToDoubles() const {
+  std::vector<double> out;
+  out.reserve(numel());
+  ForEachIndex(meta_.shape, {meta_.stride}, {meta_.offset},
+               [&](const int64_t* pos) {
+                 out.push_back(LoadAs<double>(storage_data(), dtype(), pos[0]));
+               });
+  return out;
+}
+
+std::vector<int64_t> BroadcastStrides(const Meta& in,
+                                      const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 0);
+  int64_t lead = static_cast<int64_t>(shape.size()) - in.dim();
+  for (int64_t d = 0; d < in.dim(); ++d) {
+    strides[lead + d] = in.shape[d] == 1 ? 0 : in.stride[d];
+  }
+  return strides;
+}
+
+void CopyInto(const Tensor& src, const Tensor& dst) {
+  const Meta& m = dst.meta();
+  DispatchDType(dst.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    char* out = dst.storage_data();
+    const char* in = src.storage_data();
+    DType in_dtype = src.dtype();
+    ForEachIndex(m.shape, {m.stride, BroadcastStrides(src.meta(), m.shape)},
+                 {m.offset, src.meta().offset}, [&](const int64_t* pos) {
+                   StoreFrom<T>(out, m.dtype, pos[0],
+                                LoadAs<T>(in, in_dtype, pos[1]));
+                 });
+  });
+}
+
+}  // namespace aotcache
