@@ -140,6 +140,12 @@ absl::StatusOr<BoundArg> BindArgument(const ArgSchema& s, const v1::Argument& a,
     case ArgType::kOptionalGenerator:
       optional = true;  // Only None: generators do not cross the wire.
       break;
+    case ArgType::kBoolList:
+      ok = b.kind == Kind::kInts;
+      break;
+    case ArgType::kScalarType:
+      ok = b.kind == Kind::kDType;
+      break;
   }
   if (!ok && !(optional && b.is_none())) {
     return type_error(a.DebugString());

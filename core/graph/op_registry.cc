@@ -218,6 +218,25 @@ const Row kRows[] = {
      infer::Transpose, kMetadataMutation, "aten.transpose.int"},
     {"unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", infer::Unsqueeze,
      kMetadataMutation, "aten.unsqueeze.default"},
+    // Backward ops: what autograd's formulas decompose into (they also appear
+    // in make_fx traces that include a backward).
+    {"sign(Tensor self) -> Tensor", infer::Elementwise, kNotDifferentiable},
+    {"gelu_backward(Tensor grad_output, Tensor self, *, str "
+     "approximate='none') -> Tensor",
+     infer::Elementwise, kNotDifferentiable},
+    {"_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+     "ScalarType input_dtype) -> Tensor",
+     infer::SameAsFirstFresh, kNotDifferentiable},
+    {"_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+     "ScalarType input_dtype) -> Tensor",
+     infer::SameAsFirstFresh, kNotDifferentiable},
+    {"native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] "
+     "normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? "
+     "bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+     infer::LayerNormBackward, kNotDifferentiable},
+    {"mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int "
+     "reduction) -> Tensor",
+     infer::MseLossBackward, kNotDifferentiable},
     // Random: results depend on torch's RNG state, which no artifact captures.
     {"native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
      infer::Dropout, kUsesRng | kFirstResultOnly},

@@ -43,6 +43,8 @@ constexpr TypeName kTypeNames[] = {
     {"Device?", ArgType::kOptionalDevice},
     {"MemoryFormat?", ArgType::kOptionalMemoryFormat},
     {"Generator?", ArgType::kOptionalGenerator},
+    {"bool[3]", ArgType::kBoolList},
+    {"ScalarType", ArgType::kScalarType},
 };
 
 absl::Status SyntaxError(absl::string_view text, absl::string_view detail) {

@@ -35,6 +35,8 @@ enum class ArgType {
   kOptionalDevice,
   kOptionalMemoryFormat,
   kOptionalGenerator,
+  kBoolList,  // bool[N]: carried as an int list of 0/1.
+  kScalarType,
 };
 
 absl::string_view ArgTypeName(ArgType type);

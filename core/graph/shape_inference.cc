@@ -469,5 +469,27 @@ absl::StatusOr<Metas> Dropout(const InferContext& ctx) {
   return Metas{ContiguousLike(in), ContiguousMeta(in.shape, v1::DTYPE_BOOL)};
 }
 
+absl::StatusOr<Metas> SameAsFirstFresh(const InferContext& ctx) {
+  return One(ContiguousLike(ctx.tensor(0)));
+}
+
+absl::StatusOr<Metas> LayerNormBackward(const InferContext& ctx) {
+  const Meta& input = ctx.tensor(1);
+  if (ctx.tensor(0).shape != input.shape) {
+    return ArgError(ctx, 0, "grad_out must have the input's shape");
+  }
+  std::vector<int64_t> normalized = ctx.arg(2).ints;
+  return Metas{ContiguousLike(input), ContiguousMeta(normalized, input.dtype),
+               ContiguousMeta(normalized, input.dtype)};
+}
+
+absl::StatusOr<Metas> MseLossBackward(const InferContext& ctx) {
+  std::vector<int64_t> shape = ctx.tensor(1).shape;
+  absl::StatusOr<std::vector<int64_t>> b =
+      Broadcast(shape, ctx.tensor(2).shape);
+  if (!b.ok()) return ArgError(ctx, 2, b.status().message());
+  return One(ContiguousMeta(*std::move(b), ctx.tensor(1).dtype));
+}
+
 }  // namespace infer
 }  // namespace aotcache

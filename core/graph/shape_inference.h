@@ -72,6 +72,10 @@ absl::StatusOr<std::vector<Meta>> Bmm(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Dot(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Cat(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Dropout(const InferContext& ctx);
+// Backward ops.
+absl::StatusOr<std::vector<Meta>> SameAsFirstFresh(const InferContext& ctx);
+absl::StatusOr<std::vector<Meta>> LayerNormBackward(const InferContext& ctx);
+absl::StatusOr<std::vector<Meta>> MseLossBackward(const InferContext& ctx);
 // Views: the result shares self's storage; strides and offset are exact.
 absl::StatusOr<std::vector<Meta>> View(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> ReshapeAlias(const InferContext& ctx);

@@ -47,6 +47,7 @@ extern const std::vector<Entry>& PointwiseKernels();
 extern const std::vector<Entry>& ReductionKernels();
 extern const std::vector<Entry>& LinalgKernels();
 extern const std::vector<Entry>& ShapeKernels();
+extern const std::vector<Entry>& BackwardKernels();
 }  // namespace kernels
 
 }  // namespace aotcache

@@ -8,7 +8,8 @@ Kernel FindKernel(absl::string_view qualified_name) {
     auto* map = new absl::flat_hash_map<std::string, Kernel>();
     for (const auto* table :
          {&kernels::PointwiseKernels(), &kernels::ReductionKernels(),
-          &kernels::LinalgKernels(), &kernels::ShapeKernels()}) {
+          &kernels::LinalgKernels(), &kernels::ShapeKernels(),
+          &kernels::BackwardKernels()}) {
       for (const kernels::Entry& e : *table) map->emplace(e.op, e.kernel);
     }
     return map;
