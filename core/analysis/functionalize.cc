@@ -69,7 +69,7 @@ class Functionalizer {
                  const v1::ViewAndMutationData& vmd)
       : graph_(graph), replay_(replay), vmd_(vmd), out_(*graph.graph) {}
 
-  absl::StatusOr<v1::Graph> Run() {
+  absl::StatusOr<FunctionalProgram> Run() {
     objects_.resize(replay_.objects.size());
     roots_.resize(replay_.storages.size());
     AddInputs();
@@ -84,7 +84,11 @@ class Functionalizer {
       AOTCACHE_RETURN_IF_ERROR(Step(node));
     }
     AOTCACHE_RETURN_IF_ERROR(AddOutputs());
-    return std::move(out_).Finish();
+    FunctionalProgram program;
+    program.forward = std::make_unique<GraphBuilder>(std::move(out_));
+    program.tape = std::move(tape_);
+    program.input_values = std::move(input_local_);
+    return program;
   }
 
  private:
@@ -270,6 +274,9 @@ class Functionalizer {
     const OpInfo& op = *node.op;
     const std::string& name = graph_.proto(node).name();
     AOTCACHE_ASSIGN_OR_RETURN(std::vector<BoundArg> args, ReadArgs(node));
+    TapeEntry& entry = tape_.emplace_back();
+    entry.node = &node;
+    for (const BoundArg& a : args) entry.arg_values.push_back(a.values);
     if (op.effect == OpEffect::kFunctional) {
       AOTCACHE_ASSIGN_OR_RETURN(
           std::vector<int> results,
@@ -277,6 +284,7 @@ class Functionalizer {
       for (size_t r = 0; r < results.size(); ++r) {
         SetFresh(replay_.value_object[node.results[r]], results[r]);
       }
+      entry.result_values = std::move(results);
       return absl::OkStatus();
     }
     int self = replay_.value_object[node.args[0].values[0]];
@@ -295,6 +303,7 @@ class Functionalizer {
         view.chain.push_back(std::move(step));
         view.value = local;
         view.generation = roots_[replay_.objects[result].storage].generation;
+        entry.result_values = {local};
         return absl::OkStatus();
       }
       case OpEffect::kInPlaceMetadata: {
@@ -305,6 +314,7 @@ class Functionalizer {
             out_.EmitOne(*step.op, std::move(args), node.grad_enabled, name));
         objects_[self].chain.push_back(std::move(step));
         objects_[self].value = local;
+        entry.result_values = {local};
         return absl::OkStatus();
       }
       case OpEffect::kInPlace: {
@@ -319,6 +329,7 @@ class Functionalizer {
         AOTCACHE_ASSIGN_OR_RETURN(
             int updated,
             out_.EmitOne(functional, std::move(args), node.grad_enabled, name));
+        entry.result_values = {updated};
         return Write(self, updated, node.grad_enabled);
       }
       case OpEffect::kFunctional:
@@ -369,14 +380,23 @@ class Functionalizer {
   std::vector<ObjectState> objects_;
   std::vector<StorageRoot> roots_;
   std::vector<int> input_local_;  // Per input: its local value, -1 if merged.
+  std::vector<TapeEntry> tape_;
 };
 
 }  // namespace
 
+absl::StatusOr<FunctionalProgram> BuildFunctionalProgram(
+    const ResolvedGraph& graph, const Replay& replay,
+    const v1::ViewAndMutationData& vmd) {
+  return Functionalizer(graph, replay, vmd).Run();
+}
+
 absl::StatusOr<v1::Graph> Functionalize(const ResolvedGraph& graph,
                                         const Replay& replay,
                                         const v1::ViewAndMutationData& vmd) {
-  return Functionalizer(graph, replay, vmd).Run();
+  AOTCACHE_ASSIGN_OR_RETURN(FunctionalProgram program,
+                            BuildFunctionalProgram(graph, replay, vmd));
+  return std::move(*program.forward).Finish();
 }
 
 }  // namespace aotcache

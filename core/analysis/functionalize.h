@@ -17,13 +17,37 @@
 #ifndef AOTCACHE_CORE_ANALYSIS_FUNCTIONALIZE_H_
 #define AOTCACHE_CORE_ANALYSIS_FUNCTIONALIZE_H_
 
+#include <memory>
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "aotcache/v1/analysis.pb.h"
 #include "aotcache/v1/graph.pb.h"
 #include "core/analysis/autograd_replay.h"
+#include "core/analysis/graph_builder.h"
 #include "core/graph/resolved_graph.h"
 
 namespace aotcache {
+
+// What functionalization saw of each original node, for autodiff: the
+// functional values (GraphBuilder local ids) it read for every argument, and
+// the ones it produced (for an in-place op, the new value of `self`).
+struct TapeEntry {
+  const ResolvedNode* node;
+  std::vector<std::vector<int>> arg_values;  // Per schema argument.
+  std::vector<int> result_values;
+};
+
+struct FunctionalProgram {
+  std::unique_ptr<GraphBuilder> forward;  // Outputs added, not finished.
+  std::vector<TapeEntry> tape;            // One entry per original node.
+  std::vector<int> input_values;  // Per input: its local id, -1 if merged.
+};
+
+// The functional graph still open for more outputs, and its tape.
+absl::StatusOr<FunctionalProgram> BuildFunctionalProgram(
+    const ResolvedGraph& graph, const Replay& replay,
+    const v1::ViewAndMutationData& vmd);
 
 // Returns InvalidArgument for a write eager also refuses (through an expanded
 // view), Internal if the result fails validation (a bug).

@@ -41,6 +41,7 @@ class GraphBuilder {
                               bool grad_enabled, absl::string_view name_hint);
 
   const Meta& meta(int local) const { return metas_[local]; }
+  const std::string& name(int local) const { return names_[local]; }
   void AddOutput(int local) { out_.add_outputs(names_[local]); }
 
   // The graph, validated: Internal if it fails validation (a bug upstream).

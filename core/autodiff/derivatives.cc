@@ -1,0 +1,495 @@
+#include "core/autodiff/derivatives.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace aotcache {
+namespace {
+
+using C = GradContext;
+BoundArg T(int local) { return TensorArg(local); }
+BoundArg N(double v) { return NumberArg(v); }
+
+int WrapDim(int64_t d, int64_t rank) {
+  return static_cast<int>(d < 0 ? d + std::max<int64_t>(rank, 1) : d);
+}
+
+// --- Pointwise -------------------------------------------------------------
+
+void AddRule(C& c, double sign) {
+  int g = *c.grad();
+  c.SetGrad(0, g);
+  if (c.needs(1)) {
+    double alpha = sign * c.Number(2);
+    c.SetGrad(1, alpha == 1 ? g : c.Op("aten.mul.Tensor", {T(g), N(alpha)}));
+  }
+}
+void Add(C& c) { AddRule(c, 1); }
+void Sub(C& c) { AddRule(c, -1); }
+
+void Mul(C& c) {
+  int g = *c.grad();
+  if (c.needs(0)) c.SetGrad(0, c.Op("aten.mul.Tensor", {T(g), c.Operand(1)}));
+  if (c.needs(1)) c.SetGrad(1, c.Op("aten.mul.Tensor", {T(g), c.Operand(0)}));
+}
+
+void Div(C& c) {
+  int g = *c.grad();
+  if (c.needs(0)) c.SetGrad(0, c.Op("aten.div.Tensor", {T(g), c.Operand(1)}));
+  if (c.needs(1)) {
+    // -g * a / b^2
+    int q = c.Op("aten.div.Tensor", {c.Operand(0), c.Operand(1)});
+    int q2 = c.Op("aten.div.Tensor", {T(q), c.Operand(1)});
+    c.SetGrad(1, c.Op("aten.neg.default",
+                      {T(c.Op("aten.mul.Tensor", {T(g), T(q2)}))}));
+  }
+}
+
+void Neg(C& c) { c.SetGrad(0, c.Op("aten.neg.default", {T(*c.grad())})); }
+void Exp(C& c) {
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(c.Result())}));
+}
+void Log(C& c) {
+  c.SetGrad(0, c.Op("aten.div.Tensor", {T(*c.grad()), T(c.Input(0))}));
+}
+void Sin(C& c) {
+  int cos = c.Op("aten.cos.default", {T(c.Input(0))});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(cos)}));
+}
+void Cos(C& c) {
+  int sin = c.Op("aten.sin.default", {T(c.Input(0))});
+  int gs = c.Op("aten.mul.Tensor", {T(*c.grad()), T(sin)});
+  c.SetGrad(0, c.Op("aten.neg.default", {T(gs)}));
+}
+// 1 - y * y
+int OneMinusSquare(C& c, int y) {
+  int sq = c.Op("aten.mul.Tensor", {T(y), T(y)});
+  return c.Op("aten.add.Scalar",
+              {T(c.Op("aten.neg.default", {T(sq)})), N(1), N(1)});
+}
+void Tanh(C& c) {
+  c.SetGrad(0, c.Op("aten.mul.Tensor",
+                    {T(*c.grad()), T(OneMinusSquare(c, c.Result()))}));
+}
+void Sigmoid(C& c) {
+  int y = c.Result();
+  int one_minus = c.Op("aten.add.Scalar",
+                       {T(c.Op("aten.neg.default", {T(y)})), N(1), N(1)});
+  int d = c.Op("aten.mul.Tensor", {T(y), T(one_minus)});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(d)}));
+}
+void Relu(C& c) {
+  int mask = c.Op("aten.gt.Scalar", {T(c.Result()), N(0)});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(mask)}));
+}
+void Gelu(C& c) {
+  c.SetGrad(0, c.Op("aten.gelu_backward.default",
+                    {T(*c.grad()), T(c.Input(0)), StringArg(c.arg(1).s)}));
+}
+void Sqrt(C& c) {
+  int two_y = c.Op("aten.mul.Tensor", {T(c.Result()), N(2)});
+  c.SetGrad(0, c.Op("aten.div.Tensor", {T(*c.grad()), T(two_y)}));
+}
+void Rsqrt(C& c) {
+  int y3 = c.Op("aten.pow.Tensor_Scalar", {T(c.Result()), N(3)});
+  int d = c.Op("aten.mul.Tensor", {T(y3), N(-0.5)});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(d)}));
+}
+void Abs(C& c) {
+  int sign = c.Op("aten.sign.default", {T(c.Input(0))});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(sign)}));
+}
+void Pow(C& c) {
+  double e = c.Number(1);
+  if (e == 0) {
+    c.SetGrad(0, c.Zeros(c.InputMeta(0)));
+    return;
+  }
+  int p = c.Op("aten.pow.Tensor_Scalar", {T(c.Input(0)), N(e - 1)});
+  int d = c.Op("aten.mul.Tensor", {T(p), N(e)});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(d)}));
+}
+
+// maximum/minimum: ties share the gradient equally (derivatives.yaml).
+void MaxMin(C& c, bool max) {
+  int g = *c.grad();
+  int a = c.Input(0), b = c.Input(1);
+  int half = c.Op("aten.div.Tensor", {T(g), N(2)});
+  int w = c.Op("aten.where.self",
+               {T(c.Op("aten.eq.Tensor", {T(a), T(b)})), T(half), T(g)});
+  int a_loses = c.Op(max ? "aten.lt.Tensor" : "aten.gt.Tensor", {T(a), T(b)});
+  int b_loses = c.Op(max ? "aten.gt.Tensor" : "aten.lt.Tensor", {T(a), T(b)});
+  if (c.needs(0))
+    c.SetGrad(0, c.Op("aten.where.self", {T(a_loses), N(0), T(w)}));
+  if (c.needs(1))
+    c.SetGrad(1, c.Op("aten.where.self", {T(b_loses), N(0), T(w)}));
+}
+void Maximum(C& c) { MaxMin(c, true); }
+void Minimum(C& c) { MaxMin(c, false); }
+
+void Where(C& c) {
+  int g = *c.grad();
+  int cond = c.Input(0);
+  if (c.needs(1)) c.SetGrad(1, c.Op("aten.where.self", {T(cond), T(g), N(0)}));
+  if (c.needs(2)) c.SetGrad(2, c.Op("aten.where.self", {T(cond), N(0), T(g)}));
+}
+
+void Identity(C& c) { c.SetGrad(0, *c.grad()); }
+
+// copy(self, src) and the in-place ops that overwrite self (fill_, zero_):
+// self's old values no longer matter, so its gradient is zero (not none).
+void Copy(C& c) {
+  if (c.needs(0)) c.SetGrad(0, c.Zeros(c.InputMeta(0)));
+  if (c.needs(1)) c.SetGrad(1, *c.grad());
+}
+void Overwrite(C& c) { c.SetGrad(0, c.Zeros(c.InputMeta(0))); }
+
+// --- Reductions and normalizations -----------------------------------------
+
+// g (reduced over `dims`, without keepdim unless `keepdim`) expanded back to
+// the input's shape.
+int ExpandReduced(C& c, int g, std::vector<int64_t> dims, bool keepdim) {
+  const Meta& in = c.InputMeta(0);
+  if (!keepdim && in.dim() > 0) {
+    if (dims.empty()) {
+      for (int64_t d = 0; d < in.dim(); ++d) dims.push_back(d);
+    }
+    for (int64_t& d : dims) d = WrapDim(d, in.dim());
+    std::sort(dims.begin(), dims.end());
+    for (int64_t d : dims)
+      g = c.Op("aten.unsqueeze.default", {T(g), IntArg(d)});
+  }
+  return c.Op("aten.expand.default", {T(g), IntsArg(in.shape), BoolArg(false)});
+}
+
+std::vector<int64_t> DimsOf(const BoundArg& a) {
+  return a.is_none() ? std::vector<int64_t>{} : a.ints;
+}
+
+int64_t ReducedCount(const Meta& in, const std::vector<int64_t>& dims) {
+  if (dims.empty()) return in.numel();
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= in.dim() == 0 ? 1 : in.shape[WrapDim(d, in.dim())];
+  return n;
+}
+
+void Sum(C& c) { c.SetGrad(0, ExpandReduced(c, *c.grad(), {}, false)); }
+void SumDim(C& c) {
+  c.SetGrad(0, ExpandReduced(c, *c.grad(), DimsOf(c.arg(1)), c.arg(2).b));
+}
+void Mean(C& c) {
+  int g = c.Op("aten.div.Tensor",
+               {T(*c.grad()), N(static_cast<double>(c.InputMeta(0).numel()))});
+  c.SetGrad(0, ExpandReduced(c, g, {}, false));
+}
+void MeanDim(C& c) {
+  std::vector<int64_t> dims = DimsOf(c.arg(1));
+  double n = static_cast<double>(ReducedCount(c.InputMeta(0), dims));
+  int g = c.Op("aten.div.Tensor", {T(*c.grad()), N(n)});
+  c.SetGrad(0, ExpandReduced(c, g, dims, c.arg(2).b));
+}
+// amax: the gradient is shared equally among the maxima.
+void Amax(C& c) {
+  std::vector<int64_t> dims = c.arg(1).ints;
+  bool keepdim = c.arg(2).b;
+  int y = ExpandReduced(c, c.Result(), dims, keepdim);
+  int mask = c.Op("aten.eq.Tensor", {T(c.Input(0)), T(y)});
+  std::vector<int64_t> all = dims;
+  if (all.empty()) {
+    for (int64_t d = 0; d < c.InputMeta(0).dim(); ++d) all.push_back(d);
+  }
+  int count = c.Op("aten.sum.dim_IntList",
+                   {T(mask), IntsArg(all), BoolArg(true), NoneArg()});
+  int g = ExpandReduced(c, *c.grad(), dims, keepdim);
+  int share = c.Op(
+      "aten.div.Tensor",
+      {T(g),
+       T(c.Op("aten.expand.default",
+              {T(count), IntsArg(c.InputMeta(0).shape), BoolArg(false)}))});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(share), T(mask)}));
+}
+
+void Softmax(C& c) {
+  c.SetGrad(0, c.Op("aten._softmax_backward_data.default",
+                    {T(*c.grad()), T(c.Result()), IntArg(c.arg(1).i),
+                     DTypeArg(c.InputMeta(0).dtype)}));
+}
+void LogSoftmax(C& c) {
+  c.SetGrad(0, c.Op("aten._log_softmax_backward_data.default",
+                    {T(*c.grad()), T(c.Result()), IntArg(c.arg(1).i),
+                     DTypeArg(c.InputMeta(0).dtype)}));
+}
+
+void LayerNorm(C& c) {
+  if (!c.grad(0).has_value())
+    return;  // Only the normalized output is differentiable.
+  bool has_weight = !c.arg(2).is_none(), has_bias = !c.arg(3).is_none();
+  std::vector<int> r = c.OpN(
+      "aten.native_layer_norm_backward.default",
+      {T(*c.grad(0)), T(c.Input(0)), IntsArg(c.arg(1).ints), T(c.Result(1)),
+       T(c.Result(2)), has_weight ? T(c.Input(2)) : NoneArg(),
+       has_bias ? T(c.Input(3)) : NoneArg(),
+       IntsArg({c.needs(0), c.needs(2), c.needs(3)})});
+  c.SetGrad(0, r[0]);
+  if (has_weight) c.SetGrad(2, r[1]);
+  if (has_bias) c.SetGrad(3, r[2]);
+}
+
+void MseLoss(C& c) {
+  int g =
+      c.Op("aten.mse_loss_backward.default",
+           {T(*c.grad()), T(c.Input(0)), T(c.Input(1)), IntArg(c.arg(2).i)});
+  c.SetGrad(0, g);
+  if (c.needs(1)) c.SetGrad(1, c.Op("aten.neg.default", {T(g)}));
+}
+
+// --- Linear algebra ---------------------------------------------------------
+
+int Tr(C& c, int x) { return c.Op("aten.t.default", {T(x)}); }
+
+void Mm(C& c) {
+  int g = *c.grad();
+  if (c.needs(0))
+    c.SetGrad(0, c.Op("aten.mm.default", {T(g), T(Tr(c, c.Input(1)))}));
+  if (c.needs(1))
+    c.SetGrad(1, c.Op("aten.mm.default", {T(Tr(c, c.Input(0))), T(g)}));
+}
+
+void Addmm(C& c) {
+  int g = *c.grad();
+  double beta = c.Number(3), alpha = c.Number(4);
+  auto scaled = [&](int x, double s) {
+    return s == 1 ? x : c.Op("aten.mul.Tensor", {T(x), N(s)});
+  };
+  if (c.needs(0)) c.SetGrad(0, scaled(g, beta));
+  if (c.needs(1)) {
+    c.SetGrad(1, scaled(c.Op("aten.mm.default", {T(g), T(Tr(c, c.Input(2)))}),
+                        alpha));
+  }
+  if (c.needs(2)) {
+    c.SetGrad(2, scaled(c.Op("aten.mm.default", {T(Tr(c, c.Input(1))), T(g)}),
+                        alpha));
+  }
+}
+
+void Bmm(C& c) {
+  int g = *c.grad();
+  auto tr = [&](int x) {
+    return c.Op("aten.transpose.int", {T(x), IntArg(1), IntArg(2)});
+  };
+  if (c.needs(0))
+    c.SetGrad(0, c.Op("aten.bmm.default", {T(g), T(tr(c.Input(1)))}));
+  if (c.needs(1))
+    c.SetGrad(1, c.Op("aten.bmm.default", {T(tr(c.Input(0))), T(g)}));
+}
+
+void Dot(C& c) {
+  int g = *c.grad();
+  if (c.needs(0)) c.SetGrad(0, c.Op("aten.mul.Tensor", {T(g), T(c.Input(1))}));
+  if (c.needs(1)) c.SetGrad(1, c.Op("aten.mul.Tensor", {T(g), T(c.Input(0))}));
+}
+
+void Cat(C& c) {
+  int g = *c.grad();
+  int64_t dim = WrapDim(c.arg(1).i, c.ResultMeta().dim());
+  int64_t at = 0;
+  for (int e = 0; e < c.num_elements(0); ++e) {
+    const Meta& part = c.InputMeta(0, e);
+    if (part.dim() == 1 && part.shape[0] == 0) continue;  // Skipped by cat.
+    int64_t len = part.shape[dim];
+    c.SetGrad(0,
+              c.Op("aten.slice.Tensor", {T(g), IntArg(dim), IntArg(at),
+                                         IntArg(at + len), IntArg(1)}),
+              e);
+    at += len;
+  }
+}
+
+// --- Views and scatters -----------------------------------------------------
+
+void Reshape(C& c) {
+  c.SetGrad(0, c.Op("aten.view.default", {T(c.Contiguous(*c.grad())),
+                                          IntsArg(c.InputMeta(0).shape)}));
+}
+void Transpose2(C& c) { c.SetGrad(0, c.Op("aten.t.default", {T(*c.grad())})); }
+void Transpose(C& c) {
+  c.SetGrad(0, c.Op("aten.transpose.int",
+                    {T(*c.grad()), IntArg(c.arg(1).i), IntArg(c.arg(2).i)}));
+}
+void Permute(C& c) {
+  const std::vector<int64_t>& dims = c.arg(1).ints;
+  std::vector<int64_t> inverse(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    inverse[WrapDim(dims[i], static_cast<int64_t>(dims.size()))] =
+        static_cast<int64_t>(i);
+  }
+  c.SetGrad(0, c.Op("aten.permute.default", {T(*c.grad()), IntsArg(inverse)}));
+}
+void Unsqueeze(C& c) {
+  int64_t d = WrapDim(c.arg(1).i, c.ResultMeta().dim());
+  c.SetGrad(0, c.Op("aten.squeeze.dim", {T(*c.grad()), IntArg(d)}));
+}
+void Squeeze(C& c) {
+  const Meta& in = c.InputMeta(0);
+  if (in.dim() == c.ResultMeta().dim()) {
+    c.SetGrad(0, *c.grad());
+    return;
+  }
+  c.SetGrad(0, c.Op("aten.unsqueeze.default",
+                    {T(*c.grad()), IntArg(WrapDim(c.arg(1).i, in.dim()))}));
+}
+void Slice(C& c) {
+  int zeros = c.Zeros(c.InputMeta(0));
+  c.SetGrad(
+      0, c.Op("aten.slice_scatter.default", {T(zeros), T(*c.grad()), c.arg(1),
+                                             c.arg(2), c.arg(3), c.arg(4)}));
+}
+void Select(C& c) {
+  int zeros = c.Zeros(c.InputMeta(0));
+  c.SetGrad(0, c.Op("aten.select_scatter.default",
+                    {T(zeros), T(*c.grad()), c.arg(1), c.arg(2)}));
+}
+void AsStrided(C& c) {
+  const Meta& in = c.InputMeta(0);
+  const Meta& out = c.ResultMeta();
+  if (!in.IsContiguous()) {
+    c.Unsupported("as_strided of a non-contiguous tensor");
+    return;
+  }
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    if (out.stride[d] == 0 && out.shape[d] > 1) {
+      c.Unsupported("as_strided with overlapping elements");
+      return;
+    }
+  }
+  int zeros = c.Zeros(in);
+  c.SetGrad(0, c.Op("aten.as_strided_scatter.default",
+                    {T(zeros), T(*c.grad()), IntsArg(out.shape),
+                     IntsArg(out.stride), IntArg(out.offset - in.offset)}));
+}
+
+void SelectScatter(C& c) {
+  int g = *c.grad();
+  if (c.needs(0)) {
+    c.SetGrad(0, c.Op("aten.select_scatter.default",
+                      {T(g), T(c.Zeros(c.InputMeta(1))), c.arg(2), c.arg(3)}));
+  }
+  if (c.needs(1))
+    c.SetGrad(1, c.Op("aten.select.int", {T(g), c.arg(2), c.arg(3)}));
+}
+void SliceScatter(C& c) {
+  int g = *c.grad();
+  if (c.needs(0)) {
+    c.SetGrad(0, c.Op("aten.slice_scatter.default",
+                      {T(g), T(c.Zeros(c.InputMeta(1))), c.arg(2), c.arg(3),
+                       c.arg(4), c.arg(5)}));
+  }
+  if (c.needs(1)) {
+    c.SetGrad(1, c.Op("aten.slice.Tensor",
+                      {T(g), c.arg(2), c.arg(3), c.arg(4), c.arg(5)}));
+  }
+}
+void AsStridedScatter(C& c) {
+  int g = c.Contiguous(*c.grad());
+  if (c.needs(0)) {
+    c.SetGrad(0, c.Op("aten.as_strided_scatter.default",
+                      {T(g), T(c.Zeros(c.InputMeta(1))), c.arg(2), c.arg(3),
+                       c.arg(4)}));
+  }
+  if (c.needs(1)) {
+    c.SetGrad(1, c.Op("aten.as_strided.default",
+                      {T(g), c.arg(2), c.arg(3), c.arg(4)}));
+  }
+}
+
+void Dropout(C& c) {
+  if (!c.grad(0).has_value()) return;
+  double p = c.Number(1);
+  bool train = c.arg(2).is_none() || c.arg(2).b;
+  if (!train) {
+    c.SetGrad(0, *c.grad(0));
+    return;
+  }
+  int kept = c.Op("aten.mul.Tensor", {T(*c.grad(0)), T(c.Result(1))});
+  c.SetGrad(
+      0, c.Op("aten.mul.Tensor", {T(kept), N(p < 1 ? 1.0 / (1.0 - p) : 0.0)}));
+}
+
+const absl::flat_hash_map<std::string, DerivativeRule>& Rules() {
+  static const auto* rules =
+      new absl::flat_hash_map<std::string, DerivativeRule>{
+          {"aten.add.Tensor", Add},
+          {"aten.add.Scalar", Add},
+          {"aten.sub.Tensor", Sub},
+          {"aten.sub.Scalar", Sub},
+          {"aten.mul.Tensor", Mul},
+          {"aten.mul.Scalar", Mul},
+          {"aten.div.Tensor", Div},
+          {"aten.div.Scalar", Div},
+          {"aten.neg.default", Neg},
+          {"aten.exp.default", Exp},
+          {"aten.log.default", Log},
+          {"aten.sin.default", Sin},
+          {"aten.cos.default", Cos},
+          {"aten.tanh.default", Tanh},
+          {"aten.sigmoid.default", Sigmoid},
+          {"aten.relu.default", Relu},
+          {"aten.gelu.default", Gelu},
+          {"aten.sqrt.default", Sqrt},
+          {"aten.rsqrt.default", Rsqrt},
+          {"aten.abs.default", Abs},
+          {"aten.pow.Tensor_Scalar", Pow},
+          {"aten.maximum.default", Maximum},
+          {"aten.minimum.default", Minimum},
+          {"aten.where.self", Where},
+          {"aten.clone.default", Identity},
+          {"aten.lift_fresh_copy.default", Identity},
+          {"aten._to_copy.default", Identity},
+          {"aten.alias.default", Identity},
+          {"aten.copy.default", Copy},
+          {"aten.fill.Scalar", Overwrite},
+          {"aten.zeros_like.default", Overwrite},
+          {"aten.sum.default", Sum},
+          {"aten.sum.dim_IntList", SumDim},
+          {"aten.mean.default", Mean},
+          {"aten.mean.dim", MeanDim},
+          {"aten.amax.default", Amax},
+          {"aten._softmax.default", Softmax},
+          {"aten._log_softmax.default", LogSoftmax},
+          {"aten.native_layer_norm.default", LayerNorm},
+          {"aten.mse_loss.default", MseLoss},
+          {"aten.mm.default", Mm},
+          {"aten.addmm.default", Addmm},
+          {"aten.bmm.default", Bmm},
+          {"aten.dot.default", Dot},
+          {"aten.cat.default", Cat},
+          {"aten.view.default", Reshape},
+          {"aten._reshape_alias.default", Reshape},
+          {"aten._unsafe_view.default", Reshape},
+          {"aten.t.default", Transpose2},
+          {"aten.transpose.int", Transpose},
+          {"aten.permute.default", Permute},
+          {"aten.expand.default", Identity},
+          {"aten.unsqueeze.default", Unsqueeze},
+          {"aten.squeeze.dim", Squeeze},
+          {"aten.slice.Tensor", Slice},
+          {"aten.select.int", Select},
+          {"aten.as_strided.default", AsStrided},
+          {"aten.select_scatter.default", SelectScatter},
+          {"aten.slice_scatter.default", SliceScatter},
+          {"aten.as_strided_scatter.default", AsStridedScatter},
+          {"aten.native_dropout.default", Dropout},
+      };
+  return *rules;
+}
+
+}  // namespace
+
+DerivativeRule FindDerivative(absl::string_view qualified_name) {
+  auto it = Rules().find(qualified_name);
+  return it == Rules().end() ? nullptr : it->second;
+}
+
+}  // namespace aotcache

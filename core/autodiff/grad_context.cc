@@ -1,0 +1,183 @@
+#include "core/autodiff/grad_context.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace aotcache {
+
+using Kind = BoundArg::Kind;
+
+int SavedValues::Get(int forward_local) {
+  auto it = backward_of_.find(forward_local);
+  if (it != backward_of_.end()) return it->second;
+  const Meta& meta = forward_->meta(forward_local);
+  v1::Input* in = backward_->graph().add_inputs();
+  in->set_name(backward_->FreshName(forward_->name(forward_local)));
+  *in->mutable_meta() = MetaToProto(meta);
+  in->mutable_meta()->set_is_leaf(true);
+  int local = backward_->NewValue(in->name(), meta);
+  backward_of_[forward_local] = local;
+  order_.push_back(forward_local);
+  return local;
+}
+
+BoundArg TensorArg(int local) {
+  BoundArg b;
+  b.kind = Kind::kTensor;
+  b.values = {local};
+  return b;
+}
+BoundArg NumberArg(double v) {
+  BoundArg b;
+  b.kind = Kind::kFloat;
+  b.f = v;
+  return b;
+}
+BoundArg IntArg(int64_t v) {
+  BoundArg b;
+  b.kind = Kind::kInt;
+  b.i = v;
+  return b;
+}
+BoundArg IntsArg(std::vector<int64_t> v) {
+  BoundArg b;
+  b.kind = Kind::kInts;
+  b.ints = std::move(v);
+  return b;
+}
+BoundArg BoolArg(bool v) {
+  BoundArg b;
+  b.kind = Kind::kBool;
+  b.b = v;
+  return b;
+}
+BoundArg StringArg(std::string s) {
+  BoundArg b;
+  b.kind = Kind::kString;
+  b.s = std::move(s);
+  return b;
+}
+BoundArg DTypeArg(DType d) {
+  BoundArg b;
+  b.kind = Kind::kDType;
+  b.dtype = d;
+  return b;
+}
+BoundArg NoneArg() { return BoundArg(); }
+
+GradContext::GradContext(const TapeEntry& entry, const GraphBuilder& forward,
+                         GraphBuilder* backward, SavedValues* saved,
+                         std::vector<std::optional<int>> grad_outputs,
+                         std::vector<bool> needs)
+    : entry_(entry),
+      forward_(forward),
+      backward_(backward),
+      saved_(saved),
+      grad_outputs_(std::move(grad_outputs)),
+      needs_(std::move(needs)) {
+  for (const auto& values : entry.arg_values) {
+    grads_.emplace_back(std::max<size_t>(values.size(), 1));
+  }
+}
+
+BoundArg GradContext::Operand(int k) {
+  if (IsNumber(k)) return NumberArg(Number(k));
+  return TensorArg(Input(k));
+}
+
+int GradContext::Input(int k, int element) {
+  return saved_->Get(entry_.arg_values[k][element]);
+}
+
+int GradContext::Result(int r) { return saved_->Get(entry_.result_values[r]); }
+
+const Meta& GradContext::InputMeta(int k, int element) const {
+  return forward_.meta(entry_.arg_values[k][element]);
+}
+
+const Meta& GradContext::ResultMeta(int r) const {
+  return forward_.meta(entry_.result_values[r]);
+}
+
+std::vector<int> GradContext::OpN(absl::string_view op,
+                                  std::vector<BoundArg> args) {
+  if (!status_.ok()) return {-1, -1, -1};
+  const OpInfo* info = OpRegistry::Get().Find(op);
+  if (info == nullptr) {
+    status_ =
+        absl::InternalError(absl::StrCat("derivative uses unknown op ", op));
+    return {-1, -1, -1};
+  }
+  for (const BoundArg& a : args) {
+    for (int v : a.values) {
+      if (v < 0) return {-1, -1, -1};  // An earlier step failed.
+    }
+  }
+  // Kwarg-only arguments left out take their defaults.
+  while (args.size() < info->schema.args.size()) args.push_back(NoneArg());
+  absl::StatusOr<std::vector<int>> r =
+      backward_->Emit(*info, std::move(args), /*grad_enabled=*/false,
+                      absl::StrCat(info->schema.name, "_grad"));
+  if (!r.ok()) {
+    status_ = absl::InternalError(absl::StrCat("derivative of ",
+                                               entry_.node->op->qualified_name,
+                                               ": ", r.status().message()));
+    return {-1, -1, -1};
+  }
+  return *std::move(r);
+}
+
+int GradContext::Op(absl::string_view op, std::vector<BoundArg> args) {
+  return OpN(op, std::move(args))[0];
+}
+
+int GradContext::Zeros(const Meta& like) {
+  return Op("aten.zeros.default", {IntsArg(like.shape), DTypeArg(like.dtype)});
+}
+
+int GradContext::Contiguous(int x) {
+  if (x < 0 || meta(x).IsContiguous()) return x;
+  return Op("aten.clone.default",
+            {TensorArg(x), StringArg("torch.contiguous_format")});
+}
+
+int GradContext::SumToSize(int g, const std::vector<int64_t>& shape) {
+  if (g < 0 || meta(g).shape == shape) return g;
+  const std::vector<int64_t>& from = meta(g).shape;
+  int64_t lead =
+      static_cast<int64_t>(from.size()) - static_cast<int64_t>(shape.size());
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < static_cast<int64_t>(from.size()); ++d) {
+    if (d < lead || (shape[d - lead] == 1 && from[d] != 1)) dims.push_back(d);
+  }
+  int summed = g;
+  if (!dims.empty()) {
+    summed = Op("aten.sum.dim_IntList",
+                {TensorArg(g), IntsArg(dims), BoolArg(true), NoneArg()});
+  }
+  if (summed >= 0 && meta(summed).shape != shape) {
+    summed = Op("aten.view.default",
+                {TensorArg(Contiguous(summed)), IntsArg(shape)});
+  }
+  return summed;
+}
+
+void GradContext::SetGrad(int k, int value, int element) {
+  if (value < 0 || !needs_[k]) return;
+  const Meta& target = InputMeta(k, element);
+  int g = SumToSize(value, target.shape);
+  if (g >= 0 && meta(g).dtype != target.dtype) {
+    g = Op("aten._to_copy.default", {TensorArg(g), DTypeArg(target.dtype)});
+  }
+  if (g >= 0) grads_[k][element] = g;
+}
+
+void GradContext::Unsupported(absl::string_view why) {
+  if (status_.ok()) {
+    status_ = absl::UnimplementedError(absl::StrCat(
+        "derivative of ", entry_.node->op->qualified_name, ": ", why));
+  }
+}
+
+}  // namespace aotcache
