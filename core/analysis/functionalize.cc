@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/analysis/graph_builder.h"
+#include "core/analysis/view_chain.h"
 #include "core/analysis/view_and_mutation.h"
 #include "core/status_macros.h"
 
@@ -13,12 +14,6 @@ namespace aotcache {
 namespace {
 
 using Kind = BoundArg::Kind;
-
-// One step of a view chain: the view op and its non-self arguments.
-struct ViewStep {
-  const OpInfo* op;
-  std::vector<BoundArg> args;  // args[0] (self) is a placeholder.
-};
 
 // Where an object of the original program stands in the functional graph.
 struct ObjectState {
@@ -144,112 +139,26 @@ class Functionalizer {
     }
   }
 
-  // Applies one view step to `local`.
-  absl::StatusOr<int> ApplyView(const ViewStep& step, int local,
-                                bool grad_enabled) {
-    std::vector<BoundArg> args = step.args;
-    args[0] = TensorArg(local);
-    return out_.EmitOne(*step.op, std::move(args), grad_enabled,
-                        absl::StrCat(step.op->schema.name, "_regen"));
-  }
-
   // The up-to-date local value of `obj`, regenerated from its storage's
   // current contents if the storage was written since.
   absl::StatusOr<int> Read(int obj, bool grad_enabled) {
     ObjectState& o = objects_[obj];
     const StorageRoot& root = roots_[replay_.objects[obj].storage];
     if (o.generation == root.generation && o.value >= 0) return o.value;
-    int local = root.value;
-    for (const ViewStep& step : o.chain) {
-      AOTCACHE_ASSIGN_OR_RETURN(local, ApplyView(step, local, grad_enabled));
-    }
+    AOTCACHE_ASSIGN_OR_RETURN(int local,
+                              ApplyChain(out_, o.chain, root.value, grad_enabled));
     o.value = local;
     o.generation = root.generation;
     return local;
-  }
-
-  // The functional inverse of `step`: writes `updated` (the new value of the
-  // view) into `base` (the value the view was taken of).
-  absl::StatusOr<int> Scatter(const ViewStep& step, int base, int updated,
-                              bool grad_enabled) {
-    const std::string& name = step.op->schema.name;
-    auto with = [&](absl::string_view op, std::vector<BoundArg> args) {
-      return out_.EmitOne(Op(op), std::move(args), grad_enabled,
-                          absl::StrCat(name, "_inverse"));
-    };
-    if (name == "select") {
-      return with(
-          "aten.select_scatter.default",
-          {TensorArg(base), TensorArg(updated), step.args[1], step.args[2]});
-    }
-    if (name == "slice") {
-      return with("aten.slice_scatter.default",
-                  {TensorArg(base), TensorArg(updated), step.args[1],
-                   step.args[2], step.args[3], step.args[4]});
-    }
-    if (name == "as_strided") {
-      return with("aten.as_strided_scatter.default",
-                  {TensorArg(base), TensorArg(updated), step.args[1],
-                   step.args[2], step.args[3]});
-    }
-    if (name == "detach" || name == "alias") return updated;
-    if (name == "t") return with("aten.t.default", {TensorArg(updated)});
-    if (name == "transpose") {
-      return with("aten.transpose.int",
-                  {TensorArg(updated), step.args[1], step.args[2]});
-    }
-    if (name == "permute") {
-      std::vector<int64_t> inverse(step.args[1].ints.size());
-      int64_t rank = static_cast<int64_t>(inverse.size());
-      for (int64_t i = 0; i < rank; ++i) {
-        int64_t d = step.args[1].ints[i];
-        inverse[d < 0 ? d + rank : d] = i;
-      }
-      return with("aten.permute.default",
-                  {TensorArg(updated), IntsArg(inverse)});
-    }
-    if (name == "unsqueeze") {
-      int64_t d = step.args[1].i;
-      if (d < 0) d += out_.meta(updated).dim();
-      return with("aten.squeeze.dim", {TensorArg(updated), IntArg(d)});
-    }
-    if (name == "squeeze") {
-      if (out_.meta(base).dim() == out_.meta(updated).dim()) return updated;
-      int64_t d = step.args[1].i;
-      if (d < 0) d += out_.meta(base).dim();
-      return with("aten.unsqueeze.default", {TensorArg(updated), IntArg(d)});
-    }
-    if (name == "view" || name == "_reshape_alias" || name == "_unsafe_view") {
-      int source = updated;
-      if (!out_.meta(updated).IsContiguous()) {
-        AOTCACHE_ASSIGN_OR_RETURN(
-            source,
-            with("aten.clone.default", {TensorArg(updated), BoundArg()}));
-      }
-      return with("aten.view.default",
-                  {TensorArg(source), IntsArg(out_.meta(base).shape)});
-    }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot write through a view made by aten.", name,
-        " (eager refuses writes where several elements share memory)"));
   }
 
   // Makes `updated` the new value of `obj` and of its whole storage.
   absl::Status Write(int obj, int updated, bool grad_enabled) {
     ObjectState& o = objects_[obj];
     StorageRoot& root = roots_[replay_.objects[obj].storage];
-    // Values along the chain, root first.
-    std::vector<int> along = {root.value};
-    for (size_t k = 0; k + 1 < o.chain.size(); ++k) {
-      AOTCACHE_ASSIGN_OR_RETURN(
-          int v, ApplyView(o.chain[k], along.back(), grad_enabled));
-      along.push_back(v);
-    }
-    int value = updated;
-    for (size_t k = o.chain.size(); k-- > 0;) {
-      AOTCACHE_ASSIGN_OR_RETURN(
-          value, Scatter(o.chain[k], along[k], value, grad_enabled));
-    }
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int value,
+        WriteThroughChain(out_, o.chain, root.value, updated, grad_enabled));
     root.value = value;
     ++root.generation;
     o.value = updated;

@@ -25,6 +25,7 @@
 #include "aotcache/v1/graph.pb.h"
 #include "core/analysis/autograd_replay.h"
 #include "core/analysis/graph_builder.h"
+#include "core/analysis/view_chain.h"
 #include "core/graph/resolved_graph.h"
 
 namespace aotcache {
