@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/analysis/graph_builder.h"
-#include "core/analysis/view_chain.h"
 #include "core/analysis/view_and_mutation.h"
+#include "core/analysis/view_chain.h"
 #include "core/status_macros.h"
 
 namespace aotcache {
@@ -25,6 +25,7 @@ struct ObjectState {
 struct StorageRoot {
   int value = -1;  // Local value id of the storage's current contents.
   int generation = 0;
+  int object = -1;  // The object whose value the root is; -1: synthetic base.
 };
 
 const OpInfo& Op(absl::string_view name) {
@@ -95,6 +96,7 @@ class Functionalizer {
     o.generation = 0;
     StorageRoot& root = roots_[replay_.objects[obj].storage];
     root.value = local;
+    root.object = obj;
   }
 
   void AddInputs() {
@@ -145,8 +147,8 @@ class Functionalizer {
     ObjectState& o = objects_[obj];
     const StorageRoot& root = roots_[replay_.objects[obj].storage];
     if (o.generation == root.generation && o.value >= 0) return o.value;
-    AOTCACHE_ASSIGN_OR_RETURN(int local,
-                              ApplyChain(out_, o.chain, root.value, grad_enabled));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int local, ApplyChain(out_, o.chain, root.value, grad_enabled));
     o.value = local;
     o.generation = root.generation;
     return local;
@@ -198,6 +200,7 @@ class Functionalizer {
     }
     int self = replay_.value_object[node.args[0].values[0]];
     int result = replay_.value_object[node.results[0]];
+    entry.root_object = roots_[replay_.objects[self].storage].object;
     switch (op.effect) {
       case OpEffect::kView:
       case OpEffect::kDetach:
@@ -213,6 +216,7 @@ class Functionalizer {
         view.value = local;
         view.generation = roots_[replay_.objects[result].storage].generation;
         entry.result_values = {local};
+        entry.chain = view.chain;
         return absl::OkStatus();
       }
       case OpEffect::kInPlaceMetadata: {
@@ -239,6 +243,7 @@ class Functionalizer {
             int updated,
             out_.EmitOne(functional, std::move(args), node.grad_enabled, name));
         entry.result_values = {updated};
+        entry.chain = objects_[self].chain;
         return Write(self, updated, node.grad_enabled);
       }
       case OpEffect::kFunctional:

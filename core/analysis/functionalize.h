@@ -37,6 +37,11 @@ struct TapeEntry {
   const ResolvedNode* node;
   std::vector<std::vector<int>> arg_values;  // Per schema argument.
   std::vector<int> result_values;
+  // Views and in-place ops: the object whose value is its storage's root
+  // (-1 for a synthetic base), and the chain from that root to `self` (in
+  // place, before the write) or to the result (views).
+  int root_object = -1;
+  ViewChain chain;
 };
 
 struct FunctionalProgram {

@@ -48,8 +48,9 @@ bool IsReshape(const std::string& name) {
 
 absl::StatusOr<int> Contiguous(GraphBuilder& b, int local, bool grad_enabled) {
   if (b.meta(local).IsContiguous()) return local;
-  return b.EmitOne(Op("aten.clone.default"), {Tensor(local), ContiguousFormat()},
-                   grad_enabled, "contiguous");
+  return b.EmitOne(Op("aten.clone.default"),
+                   {Tensor(local), ContiguousFormat()}, grad_enabled,
+                   "contiguous");
 }
 
 // The functional inverse of `step`: writes `updated` (the view's new value)
@@ -103,7 +104,8 @@ absl::StatusOr<int> Scatter(GraphBuilder& b, const ViewStep& step, int base,
   }
   if (IsReshape(name)) {
     AOTCACHE_ASSIGN_OR_RETURN(int source, Contiguous(b, updated, grad_enabled));
-    return with("aten.view.default", {Tensor(source), Ints(b.meta(base).shape)});
+    return with("aten.view.default",
+                {Tensor(source), Ints(b.meta(base).shape)});
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "cannot write through a view made by aten.", name,
@@ -134,7 +136,8 @@ absl::StatusOr<int> ApplyChain(GraphBuilder& b, const ViewChain& chain,
                                int root, bool grad_enabled) {
   int local = root;
   for (const ViewStep& step : chain) {
-    AOTCACHE_ASSIGN_OR_RETURN(local, ApplyViewStep(b, step, local, grad_enabled));
+    AOTCACHE_ASSIGN_OR_RETURN(local,
+                              ApplyViewStep(b, step, local, grad_enabled));
   }
   return local;
 }

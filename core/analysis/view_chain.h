@@ -32,8 +32,7 @@ absl::StatusOr<int> ApplyChain(GraphBuilder& b, const ViewChain& chain,
 // The new root after the view `chain` takes of `root` becomes `updated`.
 // InvalidArgument for a view several elements of which share memory.
 absl::StatusOr<int> WriteThroughChain(GraphBuilder& b, const ViewChain& chain,
-                                      int root, int updated,
-                                      bool grad_enabled);
+                                      int root, int updated, bool grad_enabled);
 
 }  // namespace aotcache
 

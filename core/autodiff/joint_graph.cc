@@ -24,11 +24,21 @@ struct Edge {
   bool none() const { return kind == Kind::kNone; }
 };
 
-// One op autograd recorded.
+// One node of the recorded history.
 struct GradNode {
-  const TapeEntry* entry;
-  DerivativeRule rule;
-  std::vector<std::vector<Edge>> next;  // Per argument, per element.
+  enum class Kind {
+    kRule,        // An op: its derivative rule.
+    kCopySlices,  // An in-place op on a view: the base's new history.
+    kChainView,   // A view regenerated from its base's new history.
+  };
+  Kind kind;
+  const TapeEntry* entry;  // kRule, kCopySlices: the op.
+  DerivativeRule rule;     // kRule, kCopySlices.
+  // Per argument, per element. kCopySlices: argument 0 is the base's old
+  // history. kChainView: one edge, the base's.
+  std::vector<std::vector<Edge>> next;
+  ViewChain chain;  // kCopySlices, kChainView: from the base to the view.
+  Meta base_meta;   // kChainView.
 };
 
 class Engine {
@@ -61,6 +71,7 @@ class Engine {
     edges_.assign(replay().objects.size(), Edge());
     base_version_.assign(replay().objects.size(), 0);
     created_at_version_.assign(replay().objects.size(), 0);
+    view_chain_.assign(replay().objects.size(), std::nullopt);
     for (int i = 0; i < a_.graph.num_inputs(); ++i) {
       if (a_.graph.graph->inputs(i).meta().requires_grad()) {
         edges_[replay().input_object[i]] = Edge::Input(i);
@@ -70,16 +81,30 @@ class Engine {
 
   int ObjectOf(int value) const { return replay().value_object[value]; }
 
-  // The edge of an object about to be read by a recorded op.
-  absl::StatusOr<Edge> EdgeOf(int obj) const {
+  // The edge of an object about to be read. A view whose base was modified
+  // in place with grad mode on since it was made gets its history
+  // regenerated from the base's (as autograd regenerates its grad_fn).
+  absl::StatusOr<Edge> EdgeOf(int obj) {
     const TensorObject& o = replay().objects[obj];
-    if (o.view_base >= 0 && !edges_[obj].none() &&
-        base_version_[o.view_base] != created_at_version_[obj]) {
-      return absl::UnimplementedError(
-          "autodiff: a view is read after its base was modified in place "
-          "with grad mode on (its history must be regenerated); not "
-          "supported yet");
+    if (o.view_base < 0 || edges_[obj].none() ||
+        base_version_[o.view_base] == created_at_version_[obj]) {
+      return edges_[obj];
     }
+    if (!view_chain_[obj].has_value()) {
+      return absl::UnimplementedError(
+          "autodiff: a view of a tensor other than its storage's first "
+          "(a view of a detached alias) is read after its base was modified "
+          "in place; not supported yet");
+    }
+    GradNode regen;
+    regen.kind = GradNode::Kind::kChainView;
+    regen.entry = nullptr;
+    regen.rule = nullptr;
+    regen.next = {{edges_[o.view_base]}};
+    regen.chain = *view_chain_[obj];
+    regen.base_meta = replay().objects[o.view_base].meta;
+    edges_[obj] = Edge::Node(AddNode(std::move(regen), 1), 0);
+    created_at_version_[obj] = base_version_[o.view_base];
     return edges_[obj];
   }
 
@@ -119,8 +144,9 @@ class Engine {
       return absl::UnimplementedError(
           absl::StrCat("autodiff: no derivative for ", rule_op));
     }
-    int id = static_cast<int>(nodes_.size());
-    nodes_.push_back({&entry, rule, std::move(next)});
+    int id =
+        AddNode({GradNode::Kind::kRule, &entry, rule, std::move(next), {}, {}},
+                node.results.size());
     switch (op.effect) {
       case OpEffect::kFunctional:
       case OpEffect::kUnsafeView:
@@ -136,7 +162,10 @@ class Engine {
         int obj = ObjectOf(node.results[0]);
         edges_[obj] = Edge::Node(id, 0);
         int base = replay().objects[obj].view_base;
-        if (base >= 0) created_at_version_[obj] = base_version_[base];
+        if (base >= 0) {
+          created_at_version_[obj] = base_version_[base];
+          if (entry.root_object == base) view_chain_[obj] = entry.chain;
+        }
         break;
       }
       case OpEffect::kInPlace:
@@ -144,9 +173,24 @@ class Engine {
         int self = ObjectOf(node.args[0].values[0]);
         const TensorObject& o = replay().objects[self];
         if (o.view_base >= 0 && op.effect == OpEffect::kInPlace) {
-          return absl::UnimplementedError(
-              "autodiff: an in-place op on a view with grad mode on "
-              "(autograd's CopySlices) is not supported yet");
+          // CopySlices: the base's history is rebased; the op's gradient
+          // for the view's old value lands in the view's region of the
+          // base's gradient.
+          int base = o.view_base;
+          if (entry.root_object != base) {
+            return absl::UnimplementedError(
+                "autodiff: an in-place op with grad mode on writes a view of "
+                "a tensor other than its storage's first (a view of a "
+                "detached alias); not supported yet");
+          }
+          GradNode& cs = nodes_[id];
+          cs.kind = GradNode::Kind::kCopySlices;
+          cs.chain = entry.chain;
+          AOTCACHE_ASSIGN_OR_RETURN(Edge base_edge, EdgeOf(base));
+          cs.next[0] = {base_edge};
+          edges_[base] = Edge::Node(id, 0);
+          ++base_version_[base];  // The view itself regenerates on read.
+          break;
         }
         edges_[self] = Edge::Node(id, 0);
         ++base_version_[self];  // Views of it must regenerate their history.
@@ -156,6 +200,13 @@ class Engine {
         break;
     }
     return absl::OkStatus();
+  }
+
+  // Appends a node with `num_results` gradient slots; returns its index.
+  int AddNode(GradNode node, size_t num_results) {
+    nodes_.push_back(std::move(node));
+    node_grads_.emplace_back(num_results, std::nullopt);
+    return static_cast<int>(nodes_.size()) - 1;
   }
 
   // Adds `value` to the gradient flowing into `edge`.
@@ -181,11 +232,6 @@ class Engine {
 
   absl::Status SeedTangents() {
     input_grads_.assign(a_.graph.num_inputs(), std::nullopt);
-    node_grads_.resize(nodes_.size());
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-      node_grads_[n].assign(nodes_[n].entry->node->results.size(),
-                            std::nullopt);
-    }
     const v1::ViewAndMutationData& vmd = a_.view_and_mutation;
     for (int t = 0; t < vmd.tangents_size(); ++t) {
       const v1::TangentInfo& info = vmd.tangents(t);
@@ -225,32 +271,101 @@ class Engine {
 
   absl::Status Backpropagate() {
     for (int n = static_cast<int>(nodes_.size()) - 1; n >= 0; --n) {
-      const GradNode& node = nodes_[n];
       bool any = false;
       for (const auto& g : node_grads_[n]) any |= g.has_value();
       if (!any) continue;
-      std::vector<bool> needs(node.next.size(), false);
-      for (size_t k = 0; k < node.next.size(); ++k) {
-        for (const Edge& e : node.next[k]) needs[k] = needs[k] || !e.none();
-      }
-      GradContext ctx(*node.entry, *program_.forward, &backward_, &saved_,
-                      node_grads_[n], needs);
-      // A multi-result op whose differentiable result got no gradient
-      // contributes nothing.
-      if (node.entry->node->results.size() == 1 ||
-          node_grads_[n][0].has_value()) {
-        node.rule(ctx);
-      }
-      AOTCACHE_RETURN_IF_ERROR(ctx.status());
-      for (size_t k = 0; k < node.next.size(); ++k) {
-        for (size_t e = 0; e < node.next[k].size(); ++e) {
-          const std::optional<int>& g = ctx.grads()[k][e];
-          if (g.has_value()) Accumulate(node.next[k][e], *g);
-        }
+      switch (nodes_[n].kind) {
+        case GradNode::Kind::kRule:
+          AOTCACHE_RETURN_IF_ERROR(ApplyRule(n));
+          break;
+        case GradNode::Kind::kCopySlices:
+          AOTCACHE_RETURN_IF_ERROR(ApplyCopySlices(n));
+          break;
+        case GradNode::Kind::kChainView:
+          AOTCACHE_RETURN_IF_ERROR(ApplyChainView(n));
+          break;
       }
       AOTCACHE_RETURN_IF_ERROR(status_);
     }
     return absl::OkStatus();
+  }
+
+  std::vector<bool> Needs(const GradNode& node) const {
+    std::vector<bool> needs(node.next.size(), false);
+    for (size_t k = 0; k < node.next.size(); ++k) {
+      for (const Edge& e : node.next[k]) needs[k] = needs[k] || !e.none();
+    }
+    return needs;
+  }
+
+  void Propagate(const GradNode& node, const GradContext& ctx,
+                 size_t first_arg) {
+    for (size_t k = first_arg; k < node.next.size(); ++k) {
+      for (size_t e = 0; e < node.next[k].size(); ++e) {
+        const std::optional<int>& g = ctx.grads()[k][e];
+        if (g.has_value()) Accumulate(node.next[k][e], *g);
+      }
+    }
+  }
+
+  absl::Status ApplyRule(int n) {
+    const GradNode& node = nodes_[n];
+    GradContext ctx(*node.entry, *program_.forward, &backward_, &saved_,
+                    node_grads_[n], Needs(node));
+    // A multi-result op whose differentiable result got no gradient
+    // contributes nothing.
+    if (node.entry->node->results.size() == 1 ||
+        node_grads_[n][0].has_value()) {
+      node.rule(ctx);
+    }
+    AOTCACHE_RETURN_IF_ERROR(ctx.status());
+    Propagate(node, ctx, 0);
+    return absl::OkStatus();
+  }
+
+  absl::Status ApplyCopySlices(int n) {
+    const GradNode& node = nodes_[n];
+    int g_base = *node_grads_[n][0];
+    AOTCACHE_ASSIGN_OR_RETURN(int g_view,
+                              ApplyChain(backward_, node.chain, g_base, false));
+    std::vector<bool> needs = Needs(node);
+    needs[0] = true;  // The op's gradient for the view's old value.
+    GradContext ctx(*node.entry, *program_.forward, &backward_, &saved_,
+                    {g_view}, needs);
+    node.rule(ctx);
+    AOTCACHE_RETURN_IF_ERROR(ctx.status());
+    if (!node.next[0][0].none()) {
+      int self_grad;
+      if (ctx.grads()[0][0].has_value()) {
+        self_grad = *ctx.grads()[0][0];
+      } else {
+        AOTCACHE_ASSIGN_OR_RETURN(self_grad, ZerosLike(backward_.meta(g_view)));
+      }
+      AOTCACHE_ASSIGN_OR_RETURN(
+          int g_old,
+          WriteThroughChain(backward_, node.chain, g_base, self_grad, false));
+      Accumulate(node.next[0][0], g_old);
+    }
+    Propagate(node, ctx, 1);
+    return absl::OkStatus();
+  }
+
+  absl::Status ApplyChainView(int n) {
+    const GradNode& node = nodes_[n];
+    if (node.next[0][0].none()) return absl::OkStatus();
+    AOTCACHE_ASSIGN_OR_RETURN(int zeros, ZerosLike(node.base_meta));
+    AOTCACHE_ASSIGN_OR_RETURN(int g_base,
+                              WriteThroughChain(backward_, node.chain, zeros,
+                                                *node_grads_[n][0], false));
+    Accumulate(node.next[0][0], g_base);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int> ZerosLike(const Meta& like) {
+    return backward_.EmitOne(*OpRegistry::Get().Find("aten.zeros.default"),
+                             {IntsArg(like.shape), DTypeArg(like.dtype),
+                              NoneArg(), NoneArg(), NoneArg()},
+                             false, "zeros");
   }
 
   absl::StatusOr<JointGraphs> Finish() {
@@ -284,6 +399,9 @@ class Engine {
   std::vector<Edge> edges_;              // Per tensor object.
   std::vector<int> base_version_;        // Per object: tracked in-place count.
   std::vector<int> created_at_version_;  // Per view object: its base's version.
+  // Per view object made by a recorded view op of its storage's root: the
+  // chain that regenerates it from the base.
+  std::vector<std::optional<ViewChain>> view_chain_;
   std::vector<GradNode> nodes_;
   std::vector<std::vector<std::optional<int>>> node_grads_;
   std::vector<std::optional<int>> input_grads_;

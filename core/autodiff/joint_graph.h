@@ -16,9 +16,11 @@
 // values, then the tangents in ViewAndMutationData order, and returns the
 // inputs' gradients.
 //
-// Not yet supported (Unimplemented, never a wrong gradient): a tracked
-// in-place op on a view (autograd's CopySlices), reading a view after its
-// base was rebased, and mutated aliased inputs (synthetic bases).
+// A tracked in-place op on a view rebases its base's history (autograd's
+// CopySlices) and views of a rebased base regenerate their history from it.
+// Not yet supported (Unimplemented, never a wrong gradient): mutated aliased
+// inputs (synthetic bases), and in-place writes through views of detached
+// aliases while grad mode is on.
 // Thread-safety: pure function.
 #ifndef AOTCACHE_CORE_AUTODIFF_JOINT_GRAPH_H_
 #define AOTCACHE_CORE_AUTODIFF_JOINT_GRAPH_H_

@@ -297,6 +297,34 @@ const GradCase kCases[] = {
      Node("cp", "aten.copy_.default", Ref("x0") + "," + Ref("x1")) + "," +
          Node("out", "aten.mul.Tensor", Ref("cp") + "," + Ref("cp")),
      false, false},
+    // In place through views: the base's history is rebased (CopySlices)
+    // and views of it regenerate theirs.
+    {"InPlaceThroughSelect", "2x3,3",
+     Node("c", "aten.clone.default", Ref("x0")) + "," +
+         Node("r", "aten.select.int", Ref("c") + "," + Int(0) + "," + Int(1)) +
+         "," + Node("m", "aten.mul_.Tensor", Ref("r") + "," + Ref("x1")) + "," +
+         Node("out", "aten.mul.Tensor", Ref("c") + "," + Ref("c"))},
+    {"InPlaceThroughTransposedSlice", "3x4,2x3",
+     Node("c", "aten.clone.default", Ref("x0")) + "," +
+         Node("t", "aten.t.default", Ref("c")) + "," +
+         Node("s", "aten.slice.Tensor",
+              Ref("t") + "," + Int(0) + "," + Int(1) + "," + Int(3)) +
+         "," + Node("a", "aten.add_.Tensor", Ref("s") + "," + Ref("x1")) + "," +
+         Node("e", "aten.exp.default", Ref("c")) + "," +
+         Node("u", "aten.t.default", Ref("e")) + "," +
+         Node("out", "aten.mul.Tensor", Ref("u") + "," + Ref("t"))},
+    {"ViewRegeneratedAfterBaseWrite", "2x3,2x3",
+     Node("c", "aten.clone.default", Ref("x0")) + "," +
+         Node("v", "aten.view.default", Ref("c") + "," + Ints("6")) + "," +
+         Node("m", "aten.mul_.Tensor", Ref("c") + "," + Ref("x1")) + "," +
+         Node("out", "aten.sin.default", Ref("v"))},
+    {"CopyIntoViewOfNonRequiresGrad", "3,2x3",
+     Node("z", "aten.zeros.default", Ints("2,3"),
+          R"("dtype": {"dtype": "DTYPE_FLOAT64"})") +
+         "," +
+         Node("r", "aten.select.int", Ref("z") + "," + Int(0) + "," + Int(0)) +
+         "," + Node("cp", "aten.copy_.default", Ref("r") + "," + Ref("x0")) +
+         "," + Node("out", "aten.mul.Tensor", Ref("z") + "," + Ref("x1"))},
     // Multi-op graphs.
     {"Mlp", "4x3,5x3,5,2x5,2,4x2",
      Node("t0", "aten.t.default", Ref("x1")) + "," +
