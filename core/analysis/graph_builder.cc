@@ -121,7 +121,8 @@ absl::StatusOr<int> GraphBuilder::EmitOne(const OpInfo& op,
 }
 
 absl::StatusOr<v1::Graph> GraphBuilder::Finish() && {
-  absl::StatusOr<ResolvedGraph> check = ValidateGraph(out_);
+  absl::StatusOr<ResolvedGraph> check =
+      ValidateGraph(out_, InternalGraphLimits());
   if (!check.ok()) {
     return absl::InternalError(
         absl::StrCat("built an invalid graph: ", check.status().message()));

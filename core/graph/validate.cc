@@ -93,8 +93,9 @@ class Resolver {
     for (int i = 0; i < graph_.nodes_size(); ++i) {
       AOTCACHE_RETURN_IF_ERROR(AddNode(i));
     }
-    if (graph_.outputs_size() == 0)
+    if (graph_.outputs_size() == 0 && limits_.require_outputs) {
       return Invalid("outputs", "graph has no outputs");
+    }
     for (int i = 0; i < graph_.outputs_size(); ++i) {
       auto where = [&] { return absl::StrCat("outputs[", i, "]"); };
       AOTCACHE_ASSIGN_OR_RETURN(int id, Lookup(where, graph_.outputs(i)));

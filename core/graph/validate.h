@@ -22,7 +22,17 @@ struct GraphLimits {
   int64_t max_args_per_node = 64;
   int64_t max_numel = int64_t{1} << 40;            // Per tensor.
   int64_t max_constant_bytes = int64_t{64} << 20;  // All constants together.
+  // Client graphs must return something; a backward no gradient reaches
+  // returns nothing.
+  bool require_outputs = true;
 };
+
+// For graphs aotcache builds itself (functional, forward, backward).
+inline GraphLimits InternalGraphLimits() {
+  GraphLimits limits;
+  limits.require_outputs = false;
+  return limits;
+}
 
 absl::StatusOr<ResolvedGraph> ValidateGraph(const v1::Graph& graph,
                                             const GraphLimits& limits = {});

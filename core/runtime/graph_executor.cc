@@ -23,7 +23,8 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
     v1::Graph graph) {
   std::unique_ptr<GraphExecutor> e(new GraphExecutor());
   e->graph_ = std::make_unique<v1::Graph>(std::move(graph));
-  AOTCACHE_ASSIGN_OR_RETURN(e->resolved_, ValidateGraph(*e->graph_));
+  AOTCACHE_ASSIGN_OR_RETURN(e->resolved_,
+                            ValidateGraph(*e->graph_, InternalGraphLimits()));
   for (const ResolvedNode& node : e->resolved_.nodes) {
     const OpInfo& op = *node.op;
     Kernel kernel = FindKernel(op.qualified_name);
@@ -51,6 +52,37 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
   return e;
 }
 
+absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
+    const v1::ReferenceProgram& program) {
+  AOTCACHE_ASSIGN_OR_RETURN(std::unique_ptr<GraphExecutor> e,
+                            Create(program.graph()));
+  size_t results = 0;
+  for (const ResolvedNode& node : e->resolved_.nodes)
+    results += node.results.size();
+  if (program.result_slot_size() != static_cast<int>(results)) {
+    return absl::InvalidArgumentError("buffer plan does not match the graph");
+  }
+  e->result_slot_.assign(program.result_slot().begin(),
+                         program.result_slot().end());
+  e->slot_bytes_.assign(program.slot_bytes().begin(),
+                        program.slot_bytes().end());
+  size_t flat = 0;
+  for (const ResolvedNode& node : e->resolved_.nodes) {
+    for (int v : node.results) {
+      int slot = e->result_slot_[flat++];
+      if (slot < -1 || slot >= static_cast<int>(e->slot_bytes_.size())) {
+        return absl::InvalidArgumentError("buffer plan names an unknown slot");
+      }
+      const Meta& m = e->resolved_.values[v].meta;
+      if (slot >= 0 &&
+          m.StorageExtent() * ItemSize(m.dtype) > e->slot_bytes_[slot]) {
+        return absl::InvalidArgumentError("buffer plan slot too small");
+      }
+    }
+  }
+  return e;
+}
+
 absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
     const std::vector<Tensor>& inputs, uint64_t seed) const {
   const ResolvedGraph& g = resolved_;
@@ -71,6 +103,11 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
     values[g.ConstantValue(c)] = constants_[c];
   }
   std::mt19937_64 rng(seed);
+  std::vector<std::unique_ptr<char[]>> arenas;
+  for (int64_t bytes : slot_bytes_) {
+    arenas.push_back(std::make_unique<char[]>(std::max<int64_t>(bytes, 1)));
+  }
+  size_t flat_result = 0;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
     const OpSchema& schema = node.op->schema;
@@ -98,6 +135,19 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
           ContiguousMeta(result_metas[0].shape, result_metas[0].dtype);
     }
     args.result_metas = &result_metas;
+    if (!result_slot_.empty()) {
+      args.preallocated.resize(result_metas.size());
+      for (size_t r = 0; r < result_metas.size(); ++r) {
+        int slot = result_slot_[flat_result + r];
+        if (slot < 0 || write_back_[n]) continue;
+        const Meta& m = result_metas[r];
+        std::memset(arenas[slot].get(), 0,
+                    m.StorageExtent() * ItemSize(m.dtype));
+        args.preallocated[r] =
+            Tensor::Borrow(arenas[slot].get(), m.StorageExtent(), m);
+      }
+    }
+    flat_result += result_metas.size();
     AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> results, kernels_[n](args));
     if (write_back_[n]) {
       CopyInto(results[0], args.tensors[0]);

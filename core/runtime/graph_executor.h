@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "aotcache/v1/artifact.pb.h"
 #include "aotcache/v1/graph.pb.h"
 #include "core/graph/resolved_graph.h"
 #include "core/runtime/kernel.h"
@@ -23,6 +24,9 @@ class GraphExecutor {
   // Returns InvalidArgument if the graph is invalid or uses an op without a
   // kernel.
   static absl::StatusOr<std::unique_ptr<GraphExecutor>> Create(v1::Graph graph);
+  // The same, computing results into the program's planned buffers.
+  static absl::StatusOr<std::unique_ptr<GraphExecutor>> Create(
+      const v1::ReferenceProgram& program);
 
   // `inputs`: one per graph input, laid out exactly as the graph's input
   // metas say (InvalidArgument otherwise). Random ops draw from a generator
@@ -40,6 +44,9 @@ class GraphExecutor {
   std::vector<Kernel> kernels_;   // Per resolved node.
   std::vector<bool> write_back_;  // Per node: in place via its counterpart.
   std::vector<Tensor> constants_;
+  // The buffer plan (empty: every result gets memory of its own).
+  std::vector<int> result_slot_;  // Per result, flat over nodes.
+  std::vector<int64_t> slot_bytes_;
 };
 
 }  // namespace aotcache

@@ -24,11 +24,21 @@ struct KernelArgs {
   // Per schema argument: its tensors, for tensor lists.
   std::vector<std::vector<Tensor>> lists;
   const std::vector<Meta>* result_metas;
+  // Per result: memory planned for it (zero-filled), or undefined.
+  std::vector<Tensor> preallocated;
   std::mt19937_64* rng;  // The executor's own generator (not torch's).
 
   const BoundArg& arg(int i) const { return node->args[i]; }
   const Tensor& tensor(int i) const { return tensors[i]; }
   const Meta& result_meta(int r) const { return (*result_metas)[r]; }
+  // A zero-filled tensor for result r, in planned memory when there is some.
+  Tensor NewResult(int r) const {
+    if (r < static_cast<int>(preallocated.size()) &&
+        preallocated[r].defined()) {
+      return preallocated[r];
+    }
+    return Tensor::Zeros(result_meta(r));
+  }
   double number(int i) const { return node->args[i].AsDouble(); }
 };
 

@@ -27,7 +27,7 @@ void Set(const Tensor& contiguous, int64_t i, double v) {
 
 Results Sign(const KernelArgs& k) {
   Tensor x = Contiguous(k.tensor(0));
-  Tensor out = Tensor::Contiguous(x.shape(), k.result_meta(0).dtype);
+  Tensor out = k.NewResult(0);
   for (int64_t i = 0; i < x.numel(); ++i) {
     double v = Get(x, i);
     Set(out, i, v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0));
@@ -39,7 +39,7 @@ Results GeluBackward(const KernelArgs& k) {
   Tensor g = Contiguous(k.tensor(0));
   Tensor x = Contiguous(k.tensor(1));
   bool tanh_approx = k.arg(2).s == "tanh";
-  Tensor out = Tensor::Contiguous(x.shape(), k.result_meta(0).dtype);
+  Tensor out = k.NewResult(0);
   for (int64_t i = 0; i < x.numel(); ++i) {
     double v = Get(x, i), d;
     if (tanh_approx) {
@@ -78,7 +78,7 @@ Results SoftmaxBackward(const KernelArgs& k, bool log) {
   Tensor y = Contiguous(k.tensor(1));
   int64_t dim = k.arg(2).i;
   if (dim < 0) dim += std::max<int64_t>(y.meta().dim(), 1);
-  Tensor out = Tensor::Contiguous(y.shape(), k.result_meta(0).dtype);
+  Tensor out = k.NewResult(0);
   Rows(y.shape(), dim, [&](int64_t first, int64_t stride, int64_t len) {
     double sum = 0;
     for (int64_t j = 0; j < len; ++j) {
@@ -110,9 +110,9 @@ Results LayerNormBackward(const KernelArgs& k) {
   Tensor w = k.tensor(5).defined() ? Contiguous(k.tensor(5)) : Tensor();
   int64_t n = 1;
   for (int64_t s : k.arg(2).ints) n *= s;
-  Tensor gi = Tensor::Zeros(k.result_meta(0));
-  Tensor gw = Tensor::Zeros(k.result_meta(1));
-  Tensor gb = Tensor::Zeros(k.result_meta(2));
+  Tensor gi = k.NewResult(0);
+  Tensor gw = k.NewResult(1);
+  Tensor gb = k.NewResult(2);
   int64_t rows = n == 0 ? 0 : x.numel() / n;
   std::vector<double> acc_w(n, 0), acc_b(n, 0);
   for (int64_t r = 0; r < rows; ++r) {
@@ -144,7 +144,7 @@ Results MseLossBackward(const KernelArgs& k) {
   const Tensor& g = k.tensor(0);
   const Tensor& a = k.tensor(1);
   const Tensor& b = k.tensor(2);
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   const Meta& m = out.meta();
   int64_t reduction = k.arg(3).i;
   double scale = reduction == 1 ? 2.0 / std::max<int64_t>(out.numel(), 1) : 2.0;

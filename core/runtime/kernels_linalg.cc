@@ -40,13 +40,13 @@ void MatMul(const Tensor& a, const Tensor& b, const Tensor& bias, double beta,
 }
 
 Results Mm(const KernelArgs& k) {
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   MatMul(k.tensor(0), k.tensor(1), Tensor(), 0, 1, out);
   return std::vector<Tensor>{out};
 }
 
 Results Addmm(const KernelArgs& k) {
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   MatMul(k.tensor(1), k.tensor(2), k.tensor(0), k.number(3), k.number(4), out);
   return std::vector<Tensor>{out};
 }
@@ -61,7 +61,7 @@ Tensor Batch(const Tensor& t, int64_t i) {
 }
 
 Results Bmm(const KernelArgs& k) {
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   for (int64_t i = 0; i < out.shape()[0]; ++i) {
     MatMul(Batch(k.tensor(0), i), Batch(k.tensor(1), i), Tensor(), 0, 1,
            Batch(out, i));
@@ -79,7 +79,7 @@ Results Dot(const KernelArgs& k) {
            LoadAs<double>(k.tensor(1).storage_data(), b.dtype,
                           b.offset + i * b.stride[0]);
   }
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   StoreFrom<double>(out.storage_data(), out.dtype(), out.meta().offset, acc);
   return std::vector<Tensor>{out};
 }

@@ -36,9 +36,7 @@ void Binary(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
       });
 }
 
-Tensor NewResult(const KernelArgs& k) {
-  return Tensor::Zeros(k.result_meta(0));
-}
+Tensor NewResult(const KernelArgs& k) { return k.NewResult(0); }
 
 // Applies f in the result's dtype to self (arg 0).
 template <typename F>

@@ -78,7 +78,7 @@ Results Reduce(const KernelArgs& k, const std::vector<int64_t>& dims,
     for (int64_t i = 0; i < acc.numel(); ++i)
       a[i] /= static_cast<double>(count);
   }
-  Tensor out = Tensor::Zeros(out_meta);
+  Tensor out = k.NewResult(0);
   CopyInto(acc, out);
   return std::vector<Tensor>{out};
 }
@@ -118,7 +118,7 @@ void ForEachRow(const Meta& t, int64_t dim, F f) {
 
 Results Softmax(const KernelArgs& k, bool log) {
   const Tensor& in = k.tensor(0);
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   int64_t dim = k.arg(1).i;
   int64_t rank = std::max<int64_t>(in.meta().dim(), 1);
   if (dim < 0) dim += rank;
@@ -164,9 +164,9 @@ Results LayerNorm(const KernelArgs& k) {
   };
   Tensor w = contiguous(k.tensor(2));
   Tensor b = contiguous(k.tensor(3));
-  Tensor out = Tensor::Zeros(k.result_meta(0));
-  Tensor mean = Tensor::Zeros(k.result_meta(1));
-  Tensor rstd = Tensor::Zeros(k.result_meta(2));
+  Tensor out = k.NewResult(0);
+  Tensor mean = k.NewResult(1);
+  Tensor rstd = k.NewResult(2);
   int64_t rows = n == 0 ? 0 : x.numel() / n;
   for (int64_t r = 0; r < rows; ++r) {
     double sum = 0, sq = 0;
@@ -219,7 +219,7 @@ Results MseLoss(const KernelArgs& k) {
                  reinterpret_cast<double*>(sq.storage_data())[pos[0]] = d * d;
                  total += d * d;
                });
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   int64_t reduction = k.arg(2).i;
   if (reduction == 0) {
     CopyInto(sq, out);

@@ -19,31 +19,27 @@ Results ViewOf(const KernelArgs& k) {
 
 // A fresh result holding self's values (clone, casts, copies).
 Results CopyOfSelf(const KernelArgs& k) {
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   CopyInto(k.tensor(0), out);
   return std::vector<Tensor>{out};
 }
 
-Results Filled(const Meta& meta, double value) {
-  Tensor out = Tensor::Zeros(meta);
+Results Filled(const KernelArgs& k, double value) {
+  Tensor out = k.NewResult(0);
   Tensor v = Tensor::Contiguous({}, v1::DTYPE_FLOAT64);
   *reinterpret_cast<double*>(v.storage_data()) = value;
   CopyInto(v, out);
   return std::vector<Tensor>{out};
 }
 
-Results Zeros(const KernelArgs& k) { return Filled(k.result_meta(0), 0); }
-Results Ones(const KernelArgs& k) { return Filled(k.result_meta(0), 1); }
-Results Full(const KernelArgs& k) {
-  return Filled(k.result_meta(0), k.number(1));
-}
-Results FillScalar(const KernelArgs& k) {
-  return Filled(k.result_meta(0), k.number(1));
-}
+Results Zeros(const KernelArgs& k) { return Filled(k, 0); }
+Results Ones(const KernelArgs& k) { return Filled(k, 1); }
+Results Full(const KernelArgs& k) { return Filled(k, k.number(1)); }
+Results FillScalar(const KernelArgs& k) { return Filled(k, k.number(1)); }
 
 // aten.copy(self, src): self's shape and dtype, src's values.
 Results Copy(const KernelArgs& k) {
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   CopyInto(k.tensor(1), out);
   return std::vector<Tensor>{out};
 }
@@ -55,7 +51,7 @@ Results CopyInPlace(const KernelArgs& k) {
 }
 
 Results Cat(const KernelArgs& k) {
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   const Meta& m = out.meta();
   if (m.dim() == 1 && m.shape[0] == 0) return std::vector<Tensor>{out};
   int64_t dim = k.arg(1).i;
@@ -74,14 +70,14 @@ Results Cat(const KernelArgs& k) {
 
 // The scatters: a contiguous copy of self with src written into the view
 // the matching view op would take of it.
-Tensor CloneContiguous(const Tensor& t) {
-  Tensor out = Tensor::Contiguous(t.shape(), t.dtype());
-  CopyInto(t, out);
+Tensor CloneContiguous(const KernelArgs& k) {
+  Tensor out = k.NewResult(0);
+  CopyInto(k.tensor(0), out);
   return out;
 }
 
 Results SelectScatter(const KernelArgs& k) {
-  Tensor out = CloneContiguous(k.tensor(0));
+  Tensor out = CloneContiguous(k);
   Meta view = out.meta();
   int64_t dim = k.arg(2).i;
   if (dim < 0) dim += view.dim();
@@ -95,7 +91,7 @@ Results SelectScatter(const KernelArgs& k) {
 }
 
 Results SliceScatter(const KernelArgs& k) {
-  Tensor out = CloneContiguous(k.tensor(0));
+  Tensor out = CloneContiguous(k);
   Meta view = out.meta();
   int64_t dim = k.arg(2).i;
   if (dim < 0) dim += view.dim();
@@ -115,13 +111,13 @@ Results SliceScatter(const KernelArgs& k) {
 }
 
 Results AsStridedScatter(const KernelArgs& k) {
-  Tensor out = CloneContiguous(k.tensor(0));
+  Tensor out = CloneContiguous(k);
   Meta view;
   view.shape = k.arg(2).ints;
   view.stride = k.arg(3).ints;
   view.offset = k.arg(4).is_none() ? 0 : k.arg(4).i;
   view.dtype = out.dtype();
-  if (view.StorageExtent() > out.storage_elements()) {
+  if (view.StorageExtent() > out.meta().StorageExtent()) {
     return absl::InvalidArgumentError(
         "as_strided_scatter: the view reaches past the tensor's storage");
   }
@@ -131,7 +127,7 @@ Results AsStridedScatter(const KernelArgs& k) {
 
 template <typename Draw>
 Results Random(const KernelArgs& k, Draw draw) {
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   const Meta& m = out.meta();
   ForEachIndex(m.shape, {m.stride}, {m.offset}, [&](const int64_t* pos) {
     StoreFrom<double>(out.storage_data(), m.dtype, pos[0], draw(pos[0]));
@@ -152,7 +148,7 @@ Results RandnLike(const KernelArgs& k) {
 // bernoulli(self): each element 1 with probability self's element.
 Results Bernoulli(const KernelArgs& k) {
   const Tensor& p = k.tensor(0);
-  Tensor out = Tensor::Zeros(k.result_meta(0));
+  Tensor out = k.NewResult(0);
   const Meta& m = out.meta();
   std::uniform_real_distribution<double> u(0, 1);
   ForEachIndex(m.shape, {m.stride, p.meta().stride},
@@ -177,8 +173,8 @@ Results NativeDropout(const KernelArgs& k) {
   const Tensor& in = k.tensor(0);
   double p = k.number(1);
   bool train = k.arg(2).is_none() || k.arg(2).b;
-  Tensor out = Tensor::Zeros(k.result_meta(0));
-  Tensor mask = Tensor::Zeros(k.result_meta(1));
+  Tensor out = k.NewResult(0);
+  Tensor mask = k.NewResult(1);
   std::uniform_real_distribution<double> u(0, 1);
   double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
   const Meta& m = out.meta();

@@ -1,0 +1,40 @@
+// The backend interface: a compiler from a functional graph to an Artifact.
+// Backends are stateless; their name and version enter the cache key.
+// Thread-safety: Compile is const and may be called from several threads.
+#ifndef AOTCACHE_CORE_BACKEND_BACKEND_H_
+#define AOTCACHE_CORE_BACKEND_BACKEND_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "aotcache/v1/artifact.pb.h"
+#include "aotcache/v1/graph.pb.h"
+
+namespace aotcache {
+
+// What the compiled program is, besides its graph.
+struct ArtifactSpec {
+  v1::ArtifactKind kind = v1::ARTIFACT_KIND_UNSPECIFIED;
+  // Roles of the graph's outputs and, for a backward, its input gradients;
+  // inputs and outputs metas are filled in by the backend.
+  v1::CallingConvention convention;
+  std::string pairs_with;  // Backward: the forward's convention hash.
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual absl::string_view name() const = 0;
+  virtual absl::string_view version() const = 0;
+  // InvalidArgument for a graph the backend cannot compile.
+  virtual absl::StatusOr<v1::Artifact> Compile(
+      const v1::Graph& graph, const ArtifactSpec& spec) const = 0;
+};
+
+// The lowercase hex SHA-256 of a calling convention's canonical encoding.
+std::string CallingConventionHash(const v1::CallingConvention& convention);
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_BACKEND_BACKEND_H_

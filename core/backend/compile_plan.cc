@@ -1,0 +1,63 @@
+#include "core/backend/compile_plan.h"
+
+#include "core/analysis/view_and_mutation.h"
+#include "core/autodiff/joint_graph.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+
+absl::StatusOr<CompilePlan> PlanCompilation(const Analysis& a) {
+  CompilePlan plan;
+  const v1::ViewAndMutationData& vmd = a.view_and_mutation;
+  v1::CallingConvention roles;
+  for (const v1::InputAliasInfo& in : vmd.inputs()) {
+    if ((in.mutates_data() || in.mutates_metadata()) &&
+        !MutationStaysInGraph(in)) {
+      roles.set_num_mutated_inputs(roles.num_mutated_inputs() + 1);
+    }
+  }
+  roles.set_num_user_outputs(vmd.outputs_size());
+  roles.set_num_intermediate_bases(vmd.num_intermediate_bases());
+  *plan.metadata.mutable_view_and_mutation() = vmd;
+  for (int v : a.graph.outputs) {
+    *plan.metadata.add_original_outputs() = MetaToProto(a.graph.values[v].meta);
+  }
+  *plan.metadata.mutable_original_intermediate_bases() =
+      vmd.intermediate_bases();
+  if (a.mode == v1::MODE_TRAINING) {
+    AOTCACHE_ASSIGN_OR_RETURN(JointGraphs joint, BuildJointGraphs(a));
+    plan.forward_graph = std::move(joint.forward);
+    plan.forward_spec.kind = v1::ARTIFACT_KIND_FORWARD;
+    roles.set_num_saved(joint.num_saved);
+    plan.forward_spec.convention = roles;
+    plan.backward_graph = std::move(joint.backward);
+    plan.backward_spec.kind = v1::ARTIFACT_KIND_BACKWARD;
+    for (int i : joint.input_grad_output) {
+      plan.backward_spec.convention.add_input_grad_output(i);
+    }
+  } else {
+    AOTCACHE_ASSIGN_OR_RETURN(plan.forward_graph, FunctionalGraph(a));
+    plan.forward_spec.kind = v1::ARTIFACT_KIND_INFERENCE;
+    plan.forward_spec.convention = roles;
+  }
+  return plan;
+}
+
+absl::StatusOr<v1::Artifact> CompileForward(const CompilePlan& plan,
+                                            const Backend& backend) {
+  return backend.Compile(plan.forward_graph, plan.forward_spec);
+}
+
+absl::StatusOr<v1::Artifact> CompileBackward(const CompilePlan& plan,
+                                             const v1::Artifact& forward,
+                                             const Backend& backend) {
+  if (!plan.backward_graph.has_value()) {
+    return absl::FailedPreconditionError(
+        "an inference-mode function has no backward");
+  }
+  ArtifactSpec spec = plan.backward_spec;
+  spec.pairs_with = forward.calling_convention_hash();
+  return backend.Compile(*plan.backward_graph, spec);
+}
+
+}  // namespace aotcache

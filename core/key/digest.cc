@@ -1,0 +1,20 @@
+#include "core/key/digest.h"
+
+#include <openssl/evp.h>
+
+namespace aotcache {
+
+std::string Sha256Hex(absl::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr);
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    hex.push_back(kDigits[digest[i] >> 4]);
+    hex.push_back(kDigits[digest[i] & 15]);
+  }
+  return hex;
+}
+
+}  // namespace aotcache

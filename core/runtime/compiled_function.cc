@@ -1,0 +1,191 @@
+#include "core/runtime/compiled_function.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/analysis/view_and_mutation.h"
+#include "core/runtime/strided.h"
+#include "core/runtime/view_replay.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+namespace {
+
+absl::StatusOr<std::unique_ptr<GraphExecutor>> LoadProgram(
+    const v1::Artifact& artifact) {
+  if (artifact.backend() != "reference") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("artifact of backend '", artifact.backend(),
+                     "': this runtime runs reference artifacts"));
+  }
+  v1::ReferenceProgram program;
+  if (!program.ParseFromString(artifact.payload())) {
+    return absl::InvalidArgumentError("artifact payload does not parse");
+  }
+  return GraphExecutor::Create(program);
+}
+
+// `base` seen through `view` if the view fits base's memory, else nullopt.
+std::optional<Tensor> ViewIfFits(const Tensor& base, const Meta& view) {
+  if (view.StorageExtent() > base.storage_elements()) return std::nullopt;
+  return ReplayView(base, view);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CompiledFunction>> CompiledFunction::Load(
+    const v1::Artifact& forward, const v1::FunctionMetadata& metadata) {
+  if (forward.kind() != v1::ARTIFACT_KIND_FORWARD &&
+      forward.kind() != v1::ARTIFACT_KIND_INFERENCE) {
+    return absl::InvalidArgumentError("not a forward or inference artifact");
+  }
+  std::unique_ptr<CompiledFunction> f(new CompiledFunction());
+  f->forward_artifact_ = forward;
+  f->metadata_ = metadata;
+  AOTCACHE_ASSIGN_OR_RETURN(f->forward_, LoadProgram(forward));
+  return f;
+}
+
+absl::Status CompiledFunction::AttachBackward(const v1::Artifact& backward) {
+  if (backward.kind() != v1::ARTIFACT_KIND_BACKWARD) {
+    return absl::InvalidArgumentError("not a backward artifact");
+  }
+  if (backward.pairs_with() != forward_artifact_.calling_convention_hash()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "backward artifact pairs with a forward of calling convention ",
+        backward.pairs_with(), ", this forward's is ",
+        forward_artifact_.calling_convention_hash()));
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(backward_, LoadProgram(backward));
+  backward_convention_ = backward.calling_convention();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
+    std::vector<Tensor>* inputs) const {
+  const v1::ViewAndMutationData& vmd = metadata_.view_and_mutation();
+  const v1::CallingConvention& c = forward_artifact_.calling_convention();
+  // Inputs of the artifact: mutated aliased inputs share one synthetic base.
+  std::vector<int> base_of_input(inputs->size(), -1);
+  for (int b = 0; b < vmd.synthetic_bases_size(); ++b) {
+    for (int i : vmd.synthetic_bases(b).inputs()) base_of_input[i] = b;
+  }
+  std::vector<Tensor> args;
+  std::vector<bool> base_added(vmd.synthetic_bases_size(), false);
+  for (size_t i = 0; i < inputs->size(); ++i) {
+    int b = base_of_input[i];
+    if (b < 0) {
+      args.push_back((*inputs)[i]);
+    } else if (!base_added[b]) {
+      base_added[b] = true;
+      const Tensor& member = (*inputs)[i];
+      args.push_back(member.View(
+          ContiguousMeta({vmd.synthetic_bases(b).size()}, member.dtype())));
+    }
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> raw, forward_->Run(args));
+  ForwardResult result;
+  size_t k = 0;
+  // Epilogue 1: mutated inputs.
+  for (int i = 0; i < vmd.inputs_size(); ++i) {
+    const v1::InputAliasInfo& in = vmd.inputs(i);
+    if (!in.mutates_data() && !in.mutates_metadata()) continue;
+    if (MutationStaysInGraph(in)) continue;  // Written inside the graph.
+    const Tensor& updated = raw[k++];
+    Tensor& caller = (*inputs)[i];
+    if (in.mutates_metadata()) {
+      if (in.mutates_data()) {
+        return absl::UnimplementedError(
+            "an input whose data and metadata are both mutated");
+      }
+      caller = updated;  // A view of the caller's memory with the new layout.
+    } else {
+      CopyInto(updated, caller);
+    }
+  }
+  // Epilogue 2: user outputs, regenerated as views where they alias.
+  std::vector<Tensor> user(raw.begin() + k,
+                           raw.begin() + k + c.num_user_outputs());
+  k += c.num_user_outputs();
+  result.intermediate_bases.assign(
+      raw.begin() + k, raw.begin() + k + c.num_intermediate_bases());
+  k += c.num_intermediate_bases();
+  result.saved.assign(raw.begin() + k, raw.end());
+  result.outputs.resize(user.size());
+  for (int j = static_cast<int>(user.size()) - 1; j >= 0; --j) {
+    const v1::OutputAliasInfo& out = vmd.outputs(j);
+    Meta view = MetaFromProto(metadata_.original_outputs(j));
+    std::optional<Tensor> replayed;
+    switch (out.output_type()) {
+      case v1::OUTPUT_TYPE_IS_INPUT:
+        replayed = (*inputs)[out.base_idx()];
+        break;
+      case v1::OUTPUT_TYPE_ALIAS_OF_INPUT:
+        replayed = ViewIfFits((*inputs)[out.base_idx()], view);
+        break;
+      case v1::OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE_SAVE_AS_OUTPUT:
+      case v1::OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE: {
+        const Tensor& base = result.intermediate_bases[out.base_idx()];
+        if (base.meta() == MetaFromProto(metadata_.original_intermediate_bases(
+                               out.base_idx()))) {
+          replayed = ViewIfFits(base, view);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    result.outputs[j] = replayed.has_value() ? *replayed : user[j];
+  }
+  // Outputs that are views of other outputs, once those are final.
+  for (size_t j = 0; j < user.size(); ++j) {
+    const v1::OutputAliasInfo& out = vmd.outputs(j);
+    if (out.output_type() !=
+        v1::OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE_BASE_IS_USER_OUTPUT) {
+      continue;
+    }
+    const Tensor& base = result.outputs[out.base_idx()];
+    Meta base_meta = MetaFromProto(metadata_.original_outputs(out.base_idx()));
+    if (base.meta() == base_meta) {
+      std::optional<Tensor> v =
+          ViewIfFits(base, MetaFromProto(metadata_.original_outputs(j)));
+      if (v.has_value()) result.outputs[j] = *v;
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<std::optional<Tensor>>> CompiledFunction::Backward(
+    const std::vector<Tensor>& saved,
+    const std::vector<Tensor>& tangents) const {
+  if (backward_ == nullptr) {
+    return absl::FailedPreconditionError("no backward artifact attached");
+  }
+  const v1::ViewAndMutationData& vmd = metadata_.view_and_mutation();
+  if (static_cast<int>(tangents.size()) != vmd.tangents_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected ", vmd.tangents_size(), " tangents, got ", tangents.size()));
+  }
+  std::vector<Tensor> args = saved;
+  for (int t = 0; t < vmd.tangents_size(); ++t) {
+    // Any layout in (stride-0 expanded ones included): coerce.
+    Meta traced = MetaFromProto(vmd.tangents(t).meta());
+    if (tangents[t].shape() != traced.shape) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tangent ", t, " has the wrong shape"));
+    }
+    Tensor coerced = Tensor::Zeros(traced);
+    CopyInto(tangents[t], coerced);
+    args.push_back(coerced);
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> grads, backward_->Run(args));
+  std::vector<std::optional<Tensor>> out;
+  for (int index : backward_convention_.input_grad_output()) {
+    if (index < 0) {
+      out.push_back(std::nullopt);
+    } else {
+      out.push_back(grads[index]);
+    }
+  }
+  return out;
+}
+
+}  // namespace aotcache

@@ -1,0 +1,67 @@
+// CompiledFunction: runs a function's artifacts with eager's semantics.
+// Forward runs the forward (or inference) artifact and applies the
+// epilogue of SEMANTICS.md §5 to the caller's tensors: the new values of
+// mutated inputs are written into the caller's memory (data) or the
+// caller's tensor takes the new layout (metadata), and outputs that alias
+// inputs, intermediates or other outputs are regenerated as views of their
+// base (same memory). Backward runs the backward artifact on the saved
+// values and the tangents (any layout: they are coerced to the layout the
+// backward was traced with) and returns, per input, a gradient or none.
+// Artifacts load from their bytes alone; a backward whose calling
+// convention does not pair with the forward's is refused.
+// Thread-safety: Forward and Backward are const and thread-compatible.
+#ifndef AOTCACHE_CORE_RUNTIME_COMPILED_FUNCTION_H_
+#define AOTCACHE_CORE_RUNTIME_COMPILED_FUNCTION_H_
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "aotcache/v1/artifact.pb.h"
+#include "core/runtime/graph_executor.h"
+#include "core/runtime/tensor.h"
+
+namespace aotcache {
+
+class CompiledFunction {
+ public:
+  struct ForwardResult {
+    std::vector<Tensor> outputs;  // The user outputs, aliasing as in eager.
+    std::vector<Tensor> saved;    // For Backward (training mode).
+    // Intermediate bases (training mode: the autograd epilogue needs them).
+    std::vector<Tensor> intermediate_bases;
+  };
+
+  // InvalidArgument for an artifact that does not parse or is not a forward
+  // or inference artifact of the reference backend.
+  static absl::StatusOr<std::unique_ptr<CompiledFunction>> Load(
+      const v1::Artifact& forward, const v1::FunctionMetadata& metadata);
+
+  // FailedPrecondition when `backward` does not pair with the forward.
+  absl::Status AttachBackward(const v1::Artifact& backward);
+  bool has_backward() const { return backward_ != nullptr; }
+
+  // `inputs` are the caller's tensors; mutated ones are written in place,
+  // and an input whose metadata the function changes is replaced by the
+  // tensor with the new layout (same memory).
+  absl::StatusOr<ForwardResult> Forward(std::vector<Tensor>* inputs) const;
+
+  // `tangents`: one per TangentInfo of the metadata, in its order.
+  absl::StatusOr<std::vector<std::optional<Tensor>>> Backward(
+      const std::vector<Tensor>& saved,
+      const std::vector<Tensor>& tangents) const;
+
+ private:
+  CompiledFunction() = default;
+
+  v1::Artifact forward_artifact_;
+  v1::FunctionMetadata metadata_;
+  std::unique_ptr<GraphExecutor> forward_;
+  std::unique_ptr<GraphExecutor> backward_;
+  v1::CallingConvention backward_convention_;
+};
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_RUNTIME_COMPILED_FUNCTION_H_

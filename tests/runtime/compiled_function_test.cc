@@ -1,0 +1,172 @@
+// CompiledFunction on reference artifacts, against torch eager on every
+// traced scenario: outputs, the caller's tensors after the call (data
+// written in place, layouts changed), and which outputs share memory with
+// an input. Also: pairing of forward and backward, and the buffer plan.
+#include "core/runtime/compiled_function.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/analysis/analyze.h"
+#include "core/backend/compile_plan.h"
+#include "core/backend/reference_backend.h"
+#include "core/runtime/strided.h"
+#include "gtest/gtest.h"
+#include "tests/testing/fixtures.h"
+#include "tests/testing/value_fixtures.h"
+
+namespace aotcache {
+namespace {
+
+absl::StatusOr<CompilePlan> Plan(const v1::Graph& graph) {
+  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
+  if (!a.ok()) return a.status();
+  return PlanCompilation(*a);
+}
+
+class CompiledFunctionEagerTest : public ::testing::TestWithParam<std::string> {
+};
+
+TEST_P(CompiledFunctionEagerTest, ForwardBehavesLikeEager) {
+  const std::string file = GetParam();
+  v1::Graph graph = testing::LoadGraphOrDie("graphs/" + file);
+  testing::EagerRun eager = testing::LoadEagerRun(file);
+  if (eager.uses_rng) GTEST_SKIP() << "RNG";
+  absl::StatusOr<CompilePlan> plan = Plan(graph);
+  if (absl::IsUnimplemented(plan.status()))
+    GTEST_SKIP() << plan.status().message();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ReferenceBackend backend;
+  absl::StatusOr<v1::Artifact> forward = CompileForward(*plan, backend);
+  ASSERT_TRUE(forward.ok()) << forward.status();
+  // Loaded from the artifact's bytes alone.
+  v1::Artifact reloaded;
+  ASSERT_TRUE(reloaded.ParseFromString(forward->SerializeAsString()));
+  auto f = CompiledFunction::Load(reloaded, plan->metadata);
+  ASSERT_TRUE(f.ok()) << f.status();
+
+  std::vector<Tensor> inputs = eager.inputs;
+  std::vector<Tensor> originals = eager.inputs;
+  auto result = (*f)->Forward(&inputs);
+  if (absl::IsUnimplemented(result.status()))
+    GTEST_SKIP() << result.status().message();
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->outputs.size(), eager.outputs.size());
+  for (size_t j = 0; j < eager.outputs.size(); ++j) {
+    EXPECT_EQ(testing::CompareValues(result->outputs[j], eager.outputs[j]), "")
+        << file << " output " << j;
+    bool shares = false;
+    for (const Tensor& in : originals)
+      shares |= result->outputs[j].SharesStorageWith(in);
+    EXPECT_EQ(shares, eager.output_aliases_input[j] >= 0)
+        << file << " output " << j << ": aliasing differs from eager";
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_TRUE(inputs[i].SharesStorageWith(originals[i]))
+        << file << " input " << i;
+    EXPECT_EQ(inputs[i].shape(), eager.layout_after[i].shape)
+        << file << " input " << i;
+    EXPECT_EQ(testing::CompareValues(inputs[i], eager.inputs_after[i]), "")
+        << file << " input " << i << " after the call";
+  }
+}
+
+std::string ParamName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param.substr(0, info.param.size() - 5);
+  for (char& ch : name) {
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Traced, CompiledFunctionEagerTest,
+                         ::testing::ValuesIn(testing::FixtureGraphFiles()),
+                         ParamName);
+
+TEST(CompiledFunctionTest, RefusesABackwardOfAnotherForward) {
+  ReferenceBackend backend;
+  auto mlp = Plan(testing::LoadGraphOrDie("graphs/mlp_mse__rg.json"));
+  auto ln = Plan(testing::LoadGraphOrDie("graphs/layer_norm_softmax__rg.json"));
+  ASSERT_TRUE(mlp.ok() && ln.ok());
+  auto mlp_fw = CompileForward(*mlp, backend);
+  auto ln_fw = CompileForward(*ln, backend);
+  ASSERT_TRUE(mlp_fw.ok() && ln_fw.ok());
+  auto ln_bw = CompileBackward(*ln, *ln_fw, backend);
+  ASSERT_TRUE(ln_bw.ok()) << ln_bw.status();
+  auto f = CompiledFunction::Load(*mlp_fw, mlp->metadata);
+  ASSERT_TRUE(f.ok());
+  absl::Status st = (*f)->AttachBackward(*ln_bw);
+  EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
+  EXPECT_NE(std::string(st.message()).find("pairs with"), std::string::npos);
+  auto mlp_bw = CompileBackward(*mlp, *mlp_fw, backend);
+  ASSERT_TRUE(mlp_bw.ok());
+  EXPECT_TRUE((*f)->AttachBackward(*mlp_bw).ok());
+}
+
+TEST(CompiledFunctionTest, BackwardCoercesExpandedTangentsAndReturnsNone) {
+  // out = (x * (x > y)).sum(): y gets no gradient (None, not zeros).
+  v1::Graph g = testing::GraphFromJson(R"json({
+    "inputs": [
+      {"name": "x", "meta": {"shape": [2, 3], "dtype": "DTYPE_FLOAT32", "requires_grad": true, "is_leaf": true}},
+      {"name": "y", "meta": {"shape": [2, 3], "dtype": "DTYPE_FLOAT32", "requires_grad": true, "is_leaf": true}}
+    ],
+    "nodes": [
+      {"name": "gt", "op": "aten.gt.Tensor", "args": [{"node": "x"}, {"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "m", "op": "aten.mul.Tensor", "args": [{"node": "x"}, {"node": "gt"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["m"]
+  })json");
+  ReferenceBackend backend;
+  auto plan = Plan(g);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto fw = CompileForward(*plan, backend);
+  auto bw = CompileBackward(*plan, *fw, backend);
+  ASSERT_TRUE(fw.ok() && bw.ok());
+  auto f = CompiledFunction::Load(*fw, plan->metadata);
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE((*f)->AttachBackward(*bw).ok());
+  std::vector<Tensor> inputs = {Tensor::Contiguous({2, 3}, v1::DTYPE_FLOAT32),
+                                Tensor::Contiguous({2, 3}, v1::DTYPE_FLOAT32)};
+  float* x = reinterpret_cast<float*>(inputs[0].storage_data());
+  for (int i = 0; i < 6; ++i) x[i] = static_cast<float>(i) - 2.5f;  // y = 0
+  auto out = (*f)->Forward(&inputs);
+  ASSERT_TRUE(out.ok()) << out.status();
+  // A stride-0 tangent, as out.sum().backward() passes.
+  Tensor one = Tensor::Contiguous({}, v1::DTYPE_FLOAT32);
+  *reinterpret_cast<float*>(one.storage_data()) = 1.0f;
+  Meta expanded = one.meta();
+  expanded.shape = {2, 3};
+  expanded.stride = {0, 0};
+  auto grads = (*f)->Backward(out->saved, {one.View(expanded)});
+  ASSERT_TRUE(grads.ok()) << grads.status();
+  ASSERT_EQ(grads->size(), 2u);
+  ASSERT_TRUE((*grads)[0].has_value());
+  EXPECT_FALSE((*grads)[1].has_value()) << "y must get None, not zeros";
+  std::vector<double> gx = (*grads)[0]->ToDoubles();
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(gx[i], i >= 3 ? 1.0 : 0.0) << i;
+}
+
+TEST(BufferPlanTest, PlannedPeakIsBelowEveryIntermediateInItsOwnMemory) {
+  // Inference forwards and training backwards, whose intermediates die early.
+  ReferenceBackend backend;
+  for (const char* file : {"mlp_mse__nrg.json", "layer_norm_softmax__nrg.json",
+                           "assorted_ops__nrg.json", "mlp_mse__rg.json",
+                           "layer_norm_softmax__rg.json"}) {
+    auto plan = Plan(testing::LoadGraphOrDie(std::string("graphs/") + file));
+    ASSERT_TRUE(plan.ok()) << file << plan.status();
+    auto fw = CompileForward(*plan, backend);
+    ASSERT_TRUE(fw.ok());
+    v1::Artifact artifact = *fw;
+    if (plan->backward_graph.has_value()) {
+      auto bw = CompileBackward(*plan, *fw, backend);
+      ASSERT_TRUE(bw.ok());
+      artifact = *bw;
+    }
+    v1::ReferenceProgram program;
+    ASSERT_TRUE(program.ParseFromString(artifact.payload()));
+    EXPECT_LT(program.planned_peak_bytes(), program.unplanned_bytes()) << file;
+  }
+}
+
+}  // namespace
+}  // namespace aotcache
