@@ -25,6 +25,7 @@ GraphBuilder::GraphBuilder(const v1::Graph& original) {
 int GraphBuilder::NewValue(std::string name, Meta meta) {
   names_.push_back(std::move(name));
   metas_.push_back(std::move(meta));
+  producers_.emplace_back();
   return static_cast<int>(metas_.size()) - 1;
 }
 
@@ -96,8 +97,12 @@ absl::StatusOr<std::vector<int>> GraphBuilder::Emit(
   }
   std::string base_name = node->name();
   std::vector<int> results;
+  auto record = [&](int local, int r) {
+    producers_[local] = Producer{&op, args, r, grad_enabled};
+  };
   if (metas.size() == 1) {
     results.push_back(NewValue(base_name, std::move(metas[0])));
+    record(results.back(), 0);
     return results;
   }
   for (size_t r = 0; r < metas.size(); ++r) {
@@ -107,6 +112,7 @@ absl::StatusOr<std::vector<int>> GraphBuilder::Emit(
     get->add_args()->set_node(base_name);
     get->add_args()->set_int_(static_cast<int64_t>(r));
     results.push_back(NewValue(get->name(), std::move(metas[r])));
+    record(results.back(), static_cast<int>(r));
   }
   return results;
 }

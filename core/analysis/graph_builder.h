@@ -40,6 +40,16 @@ class GraphBuilder {
   absl::StatusOr<int> EmitOne(const OpInfo& op, std::vector<BoundArg> args,
                               bool grad_enabled, absl::string_view name_hint);
 
+  // How a value was computed: the op, its arguments (local ids) and which of
+  // its results the value is. op is null for inputs and constants.
+  struct Producer {
+    const OpInfo* op = nullptr;
+    std::vector<BoundArg> args;
+    int result = 0;
+    bool grad_enabled = false;
+  };
+  const Producer& producer(int local) const { return producers_[local]; }
+
   const Meta& meta(int local) const { return metas_[local]; }
   const std::string& name(int local) const { return names_[local]; }
   void AddOutput(int local) { out_.add_outputs(names_[local]); }
@@ -51,8 +61,9 @@ class GraphBuilder {
   v1::Argument ToProto(const BoundArg& b) const;
 
   v1::Graph out_;
-  std::vector<std::string> names_;  // Per local value.
-  std::vector<Meta> metas_;         // Per local value.
+  std::vector<std::string> names_;   // Per local value.
+  std::vector<Meta> metas_;          // Per local value.
+  std::vector<Producer> producers_;  // Per local value.
   absl::flat_hash_set<std::string> used_names_;
   absl::flat_hash_set<std::string> original_names_;    // Not yet given out.
   absl::flat_hash_map<std::string, int> next_suffix_;  // Per name hint.

@@ -3,14 +3,95 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
 
 namespace aotcache {
 
 using Kind = BoundArg::Kind;
 
-int SavedValues::Get(int forward_local) {
+namespace {
+
+int64_t Bytes(const Meta& m) { return m.numel() * ItemSize(m.dtype); }
+
+}  // namespace
+
+bool SavedValues::IsCheap(int local) const {
+  const GraphBuilder::Producer& p = forward_->producer(local);
+  if (p.op == nullptr || p.op->cacheability != Cacheability::kCacheable)
+    return false;
+  if (p.op->effect == OpEffect::kView || p.op->effect == OpEffect::kDetach ||
+      p.op->effect == OpEffect::kUnsafeView) {
+    return true;
+  }
+  if (p.op->effect != OpEffect::kFunctional) return false;
+  InferFn f = p.op->infer;
+  if (f == infer::Elementwise || f == infer::ElementwiseFloat ||
+      f == infer::Comparison || f == infer::Where || f == infer::Factory ||
+      f == infer::Full || f == infer::Like) {
+    return true;
+  }
+  const std::string& name = p.op->schema.name;
+  return name == "_softmax" || name == "_log_softmax" ||
+         name == "native_layer_norm";
+}
+
+bool SavedValues::Leaves(int local, int depth, std::vector<int>* leaves) const {
+  if (backward_of_.contains(local)) return true;
+  if (depth == 0 || !IsCheap(local)) {
+    leaves->push_back(local);
+    return depth > 0;
+  }
+  for (const BoundArg& a : forward_->producer(local).args) {
+    for (int v : a.values) {
+      if (!Leaves(v, depth - 1, leaves)) return false;
+    }
+  }
+  return true;
+}
+
+absl::StatusOr<int> SavedValues::Get(int forward_local) {
   auto it = backward_of_.find(forward_local);
   if (it != backward_of_.end()) return it->second;
+  if (policy_ == Recompute::kCheapOps && IsCheap(forward_local)) {
+    std::vector<int> leaves;
+    constexpr int kMaxDepth = 16;
+    if (Leaves(forward_local, kMaxDepth, &leaves)) {
+      int64_t leaf_bytes = 0;
+      absl::flat_hash_map<int, bool> counted;
+      for (int l : leaves) {
+        if (counted.emplace(l, true).second)
+          leaf_bytes += Bytes(forward_->meta(l));
+      }
+      if (leaf_bytes <= Bytes(forward_->meta(forward_local))) {
+        return RecomputeValue(forward_local);
+      }
+    }
+  }
+  return Save(forward_local);
+}
+
+absl::StatusOr<int> SavedValues::RecomputeValue(int forward_local) {
+  const GraphBuilder::Producer& p = forward_->producer(forward_local);
+  std::vector<BoundArg> args = p.args;
+  for (BoundArg& a : args) {
+    for (int& v : a.values) {
+      AOTCACHE_ASSIGN_OR_RETURN(v, Get(v));
+    }
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      std::vector<int> results,
+      backward_->Emit(*p.op, std::move(args), /*grad_enabled=*/false,
+                      absl::StrCat(p.op->schema.name, "_recomputed")));
+  // Every result of the op is now known: its siblings are the locals next
+  // to it (a multi-result op's results are consecutive).
+  int first = forward_local - p.result;
+  for (size_t r = 0; r < results.size(); ++r) {
+    backward_of_[first + static_cast<int>(r)] = results[r];
+  }
+  return results[p.result];
+}
+
+int SavedValues::Save(int forward_local) {
   const Meta& meta = forward_->meta(forward_local);
   v1::Input* in = backward_->graph().add_inputs();
   in->set_name(backward_->FreshName(forward_->name(forward_local)));
@@ -19,6 +100,7 @@ int SavedValues::Get(int forward_local) {
   int local = backward_->NewValue(in->name(), meta);
   backward_of_[forward_local] = local;
   order_.push_back(forward_local);
+  saved_bytes_ += Bytes(meta);
   return local;
 }
 
@@ -86,11 +168,21 @@ BoundArg GradContext::Operand(int k) {
   return TensorArg(Input(k));
 }
 
-int GradContext::Input(int k, int element) {
-  return saved_->Get(entry_.arg_values[k][element]);
+int GradContext::Saved(int forward_local) {
+  if (!status_.ok()) return -1;
+  absl::StatusOr<int> v = saved_->Get(forward_local);
+  if (!v.ok()) {
+    status_ = v.status();
+    return -1;
+  }
+  return *v;
 }
 
-int GradContext::Result(int r) { return saved_->Get(entry_.result_values[r]); }
+int GradContext::Input(int k, int element) {
+  return Saved(entry_.arg_values[k][element]);
+}
+
+int GradContext::Result(int r) { return Saved(entry_.result_values[r]); }
 
 const Meta& GradContext::InputMeta(int k, int element) const {
   return forward_.meta(entry_.arg_values[k][element]);

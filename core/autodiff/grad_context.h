@@ -19,21 +19,42 @@
 
 namespace aotcache {
 
-// Forward values the backward reads, in the order first read.
+// Which forward values the backward recomputes instead of saving.
+enum class Recompute {
+  kNothing,  // Save every forward value the backward reads.
+  // Recompute values of cheap ops (pointwise, views, factories, softmax,
+  // layer norm) from the values they need, when that saves no more bytes
+  // than saving the value itself: the min-cut partitioner's aim, greedily.
+  kCheapOps,
+};
+
+// Forward values the backward reads: saved (a backward input, returned by
+// the forward), or recomputed in the backward from saved ones.
 class SavedValues {
  public:
-  SavedValues(GraphBuilder* forward, GraphBuilder* backward)
-      : forward_(forward), backward_(backward) {}
+  SavedValues(GraphBuilder* forward, GraphBuilder* backward, Recompute policy)
+      : forward_(forward), backward_(backward), policy_(policy) {}
 
   // The backward-graph value holding forward value `forward_local`.
-  int Get(int forward_local);
+  absl::StatusOr<int> Get(int forward_local);
+  // Saved values, in the order first saved.
   const std::vector<int>& forward_locals() const { return order_; }
+  int64_t saved_bytes() const { return saved_bytes_; }
 
  private:
+  int Save(int forward_local);
+  bool IsCheap(int forward_local) const;
+  // The values recomputing `local` needs that are not saved yet, or false if
+  // it cannot be recomputed within `depth`.
+  bool Leaves(int local, int depth, std::vector<int>* leaves) const;
+  absl::StatusOr<int> RecomputeValue(int forward_local);
+
   GraphBuilder* forward_;
   GraphBuilder* backward_;
+  Recompute policy_;
   absl::flat_hash_map<int, int> backward_of_;
   std::vector<int> order_;
+  int64_t saved_bytes_ = 0;
 };
 
 // Argument constructors for emitted ops.
@@ -94,6 +115,8 @@ class GradContext {
   }
 
  private:
+  int Saved(int forward_local);
+
   const TapeEntry& entry_;
   const GraphBuilder& forward_;
   GraphBuilder* backward_;

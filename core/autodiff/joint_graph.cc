@@ -43,11 +43,12 @@ struct GradNode {
 
 class Engine {
  public:
-  Engine(const Analysis& analysis, FunctionalProgram program)
+  Engine(const Analysis& analysis, FunctionalProgram program,
+         Recompute recompute)
       : a_(analysis),
         program_(std::move(program)),
         backward_(v1::Graph()),
-        saved_(program_.forward.get(), &backward_) {}
+        saved_(program_.forward.get(), &backward_, recompute) {}
 
   absl::StatusOr<JointGraphs> Run() {
     if (a_.view_and_mutation.synthetic_bases_size() > 0) {
@@ -383,6 +384,7 @@ class Engine {
     for (int local : saved_.forward_locals())
       program_.forward->AddOutput(local);
     out.num_saved = static_cast<int>(saved_.forward_locals().size());
+    out.saved_bytes = saved_.saved_bytes();
     auto* inputs = backward_.graph().mutable_inputs();
     int num_tangents = inputs->size() - out.num_saved;
     std::rotate(inputs->begin(), inputs->begin() + num_tangents, inputs->end());
@@ -410,12 +412,13 @@ class Engine {
 
 }  // namespace
 
-absl::StatusOr<JointGraphs> BuildJointGraphs(const Analysis& analysis) {
+absl::StatusOr<JointGraphs> BuildJointGraphs(const Analysis& analysis,
+                                             Recompute recompute) {
   AOTCACHE_ASSIGN_OR_RETURN(
       FunctionalProgram program,
       BuildFunctionalProgram(analysis.graph, analysis.replay,
                              analysis.view_and_mutation));
-  return Engine(analysis, std::move(program)).Run();
+  return Engine(analysis, std::move(program), recompute).Run();
 }
 
 }  // namespace aotcache

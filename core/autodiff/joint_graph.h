@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "aotcache/v1/graph.pb.h"
 #include "core/analysis/analyze.h"
+#include "core/autodiff/grad_context.h"
 
 namespace aotcache {
 
@@ -37,12 +38,14 @@ struct JointGraphs {
   v1::Graph forward;
   v1::Graph backward;
   int num_saved = 0;  // Trailing forward outputs = leading backward inputs.
+  int64_t saved_bytes = 0;
   // Per original input: the backward output holding its gradient, or -1
   // when no gradient reaches it.
   std::vector<int> input_grad_output;
 };
 
-absl::StatusOr<JointGraphs> BuildJointGraphs(const Analysis& analysis);
+absl::StatusOr<JointGraphs> BuildJointGraphs(
+    const Analysis& analysis, Recompute recompute = Recompute::kCheapOps);
 
 }  // namespace aotcache
 
