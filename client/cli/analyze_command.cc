@@ -1,8 +1,6 @@
 #include "client/cli/analyze_command.h"
 
-#include <fstream>
 #include <ostream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -10,6 +8,7 @@
 #include "absl/strings/strip.h"
 #include "core/analysis/analyze.h"
 #include "core/analysis/mode.h"
+#include "client/cli/read_graph.h"
 #include "core/graph/graph_json.h"
 #include "core/key/cache_key.h"
 #include "core/key/host_target.h"
@@ -107,20 +106,12 @@ int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
     err << kUsage;
     return 2;
   }
-  std::ifstream file(path);
-  if (!file) {
-    err << "aotcache analyze: cannot read " << path << "\n";
+  absl::StatusOr<v1::Graph> graph = ReadGraphFile(path);
+  if (!graph.ok()) {
+    err << path << ": " << graph.status().message() << "\n";
     return 1;
   }
-  std::stringstream text;
-  text << file.rdbuf();
-  v1::Graph graph;
-  absl::Status parsed = ParseJson(text.str(), &graph);
-  if (!parsed.ok()) {
-    err << path << ": " << parsed.message() << "\n";
-    return 1;
-  }
-  absl::StatusOr<Analysis> analysis = Analyze(graph, options);
+  absl::StatusOr<Analysis> analysis = Analyze(*graph, options);
   if (!analysis.ok()) {
     err << path << ": " << analysis.status().message() << "\n";
     return 1;
@@ -141,7 +132,7 @@ int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
     *report.mutable_functional_graph() = *std::move(functional);
     out << ToJson(report);
   } else {
-    PrintReadable(graph, *analysis, key.ToHex(), out);
+    PrintReadable(*graph, *analysis, key.ToHex(), out);
   }
   return 0;
 }
