@@ -297,6 +297,24 @@ const GradCase kCases[] = {
      Node("cp", "aten.copy_.default", Ref("x0") + "," + Ref("x1")) + "," +
          Node("out", "aten.mul.Tensor", Ref("cp") + "," + Ref("cp")),
      false, false},
+    {"AddScalar", "2x3",
+     T1("aten.add.Scalar", "," + Float(2) + "," + Float(3))},
+    {"MulScalar", "2x3", T1("aten.mul.Scalar", "," + Float(-1.5))},
+    {"LiftFreshCopy", "2x3", T1("aten.lift_fresh_copy.default")},
+    {"Alias", "2x3", V1("aten.alias.default")},
+    {"SubScalarInPlace", "2x3,2x3",
+     Node("s", "aten.sub_.Scalar", Ref("x0") + "," + Float(2)) + "," +
+         Node("out", "aten.mul.Tensor", Ref("s") + "," + Ref("x1")),
+     false, false},
+    // fill_ and zero_ overwrite self: its gradient is zero, not none.
+    {"FillInPlace", "2x3,2x3",
+     Node("c", "aten.clone.default", Ref("x0")) + "," +
+         Node("f", "aten.fill_.Scalar", Ref("c") + "," + Float(3)) + "," +
+         Node("out", "aten.mul.Tensor", Ref("f") + "," + Ref("x1"))},
+    {"ZeroInPlace", "2x3,2x3",
+     Node("z", "aten.zero_.default", Ref("x0")) + "," +
+         Node("out", "aten.add.Tensor", Ref("z") + "," + Ref("x1")),
+     false, false},
     // In place through views: the base's history is rebased (CopySlices)
     // and views of it regenerate theirs.
     {"InPlaceThroughSelect", "2x3,3",
