@@ -24,6 +24,9 @@ absl::StatusOr<CompilePlan> PlanCompilation(const Analysis& a) {
   }
   *plan.metadata.mutable_original_intermediate_bases() =
       vmd.intermediate_bases();
+  for (int obj : a.replay.input_object) {
+    *plan.metadata.add_inputs_after() = MetaToProto(a.replay.objects[obj].meta);
+  }
   if (a.mode == v1::MODE_TRAINING) {
     AOTCACHE_ASSIGN_OR_RETURN(JointGraphs joint, BuildJointGraphs(a));
     plan.forward_graph = std::move(joint.forward);

@@ -92,14 +92,20 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
     const Tensor& updated = raw[k++];
     Tensor& caller = (*inputs)[i];
     if (in.mutates_metadata()) {
-      if (in.mutates_data()) {
-        return absl::UnimplementedError(
-            "an input whose data and metadata are both mutated");
+      // as_strided_: the caller's memory seen with its new layout.
+      if (i >= metadata_.inputs_after_size()) {
+        return absl::InvalidArgumentError(
+            "function metadata lacks input layouts");
       }
-      caller = updated;  // A view of the caller's memory with the new layout.
-    } else {
-      CopyInto(updated, caller);
+      Meta after = MetaFromProto(metadata_.inputs_after(i));
+      after.dtype = caller.dtype();
+      if (after.StorageExtent() > caller.storage_elements()) {
+        return absl::InternalError(
+            "input layout after the call exceeds its memory");
+      }
+      caller = caller.View(after);
     }
+    if (in.mutates_data()) CopyInto(updated, caller);
   }
   // Epilogue 2: user outputs, regenerated as views where they alias.
   std::vector<Tensor> user(raw.begin() + k,
