@@ -83,6 +83,20 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
   }
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> raw, forward_->Run(args));
   ForwardResult result;
+  size_t first_saved = raw.size() - c.num_saved();
+  // Saved values that are the caller's memory (inputs saved as they were)
+  // must keep their values when the epilogue writes new ones there.
+  for (size_t s = first_saved; s < raw.size(); ++s) {
+    for (size_t i = 0; i < inputs->size(); ++i) {
+      const v1::InputAliasInfo& in = vmd.inputs(static_cast<int>(i));
+      if (in.mutates_data() && raw[s].SharesStorageWith((*inputs)[i])) {
+        Tensor copy = Tensor::Zeros(raw[s].meta());
+        CopyInto(raw[s], copy);
+        raw[s] = copy;
+        break;
+      }
+    }
+  }
   size_t k = 0;
   // Epilogue 1: mutated inputs.
   for (int i = 0; i < vmd.inputs_size(); ++i) {

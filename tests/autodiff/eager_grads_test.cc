@@ -1,8 +1,10 @@
 // Gradients against torch eager on the traced training-mode scenarios
-// (tests/fixtures/grads, recorded by tools/make_grad_fixtures.py): the
-// forward graph runs on the scenario's inputs, the backward on the saved
-// values and the recorded cotangents, and every input's gradient equals
-// eager's -- none exactly where eager has None.
+// (tests/fixtures/grads, recorded by tools/make_grad_fixtures.py), end to
+// end: the reference backend's artifacts run by CompiledFunction, forward on
+// the scenario's inputs, backward on the saved values and the recorded
+// cotangents (what the caller's autograd adds through regenerated views is
+// added here), and every input's gradient equals eager's -- none exactly
+// where eager has None.
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -12,8 +14,10 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/analysis/analyze.h"
-#include "core/autodiff/joint_graph.h"
+#include "core/backend/compile_plan.h"
+#include "core/backend/reference_backend.h"
 #include "core/graph/graph_json.h"
+#include "core/runtime/compiled_function.h"
 #include "core/runtime/graph_executor.h"
 #include "core/runtime/strided.h"
 #include "core/runtime/view_replay.h"
@@ -102,11 +106,22 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
              "that epilogue (as_strided_) is the runtime's, not here yet";
     }
   }
-  absl::StatusOr<JointGraphs> joint = BuildJointGraphs(*a);
-  if (absl::IsUnimplemented(joint.status())) {
-    GTEST_SKIP() << joint.status().message();
+  // End to end: artifacts from the reference backend, run by
+  // CompiledFunction (its epilogue writes the mutated inputs).
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  if (absl::IsUnimplemented(plan.status())) {
+    GTEST_SKIP() << plan.status().message();
   }
-  ASSERT_TRUE(joint.ok()) << joint.status();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ReferenceBackend backend;
+  absl::StatusOr<v1::Artifact> fw_artifact = CompileForward(*plan, backend);
+  ASSERT_TRUE(fw_artifact.ok()) << fw_artifact.status();
+  absl::StatusOr<v1::Artifact> bw_artifact =
+      CompileBackward(*plan, *fw_artifact, backend);
+  ASSERT_TRUE(bw_artifact.ok()) << bw_artifact.status();
+  auto function = CompiledFunction::Load(*fw_artifact, plan->metadata);
+  ASSERT_TRUE(function.ok()) << function.status();
+  ASSERT_TRUE((*function)->AttachBackward(*bw_artifact).ok());
 
   // Inputs, as the value fixture recorded them before the call.
   std::vector<Tensor> storages;
@@ -134,10 +149,7 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
     inputs.push_back(storage.View(m));
   }
 
-  absl::StatusOr<std::unique_ptr<GraphExecutor>> forward =
-      GraphExecutor::Create(joint->forward);
-  ASSERT_TRUE(forward.ok()) << forward.status();
-  absl::StatusOr<std::vector<Tensor>> fw = (*forward)->Run(inputs);
+  auto fw = (*function)->Forward(&inputs);
   ASSERT_TRUE(fw.ok()) << fw.status();
 
   // The cotangents eager received, per output and per mutated input.
@@ -208,28 +220,24 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
     }
   }
 
-  // Backward inputs: the saved values, then one tangent per TangentInfo.
-  std::vector<Tensor> bw_inputs(fw->end() - joint->num_saved, fw->end());
+  // One tangent per TangentInfo.
+  std::vector<Tensor> tangents;
   for (const v1::TangentInfo& t : vmd.tangents()) {
     Tensor cot;
     if (t.source() == v1::TANGENT_SOURCE_USER_OUTPUT) cot = out_cot[t.index()];
     if (t.source() == v1::TANGENT_SOURCE_MUTATED_INPUT) cot = in_cot[t.index()];
     if (t.source() == v1::TANGENT_SOURCE_INTERMEDIATE_BASE)
       cot = base_cot[t.index()];
-    bw_inputs.push_back(cot.defined() ? cot
-                                      : Tensor::Zeros(MetaFromProto(t.meta())));
+    tangents.push_back(cot.defined() ? cot
+                                     : Tensor::Zeros(MetaFromProto(t.meta())));
   }
-  absl::StatusOr<std::unique_ptr<GraphExecutor>> backward =
-      GraphExecutor::Create(joint->backward);
-  ASSERT_TRUE(backward.ok()) << backward.status();
-  absl::StatusOr<std::vector<Tensor>> bw = (*backward)->Run(bw_inputs);
+  auto bw = (*function)->Backward(fw->saved, tangents);
   ASSERT_TRUE(bw.ok()) << bw.status();
 
   const auto& want = F(grads, "input_grads").list_value().values();
   for (int i = 0; i < graph.inputs_size(); ++i) {
-    int out = joint->input_grad_output[i];
     Tensor got;
-    if (out >= 0) got = (*bw)[out];
+    if ((*bw)[i].has_value()) got = *(*bw)[i];
     if (direct_input_grad[i].defined()) {
       if (got.defined()) add_into(direct_input_grad[i], got);
       got = direct_input_grad[i];
