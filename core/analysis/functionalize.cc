@@ -32,33 +32,6 @@ const OpInfo& Op(absl::string_view name) {
   return *OpRegistry::Get().Find(name);
 }
 
-BoundArg TensorArg(int local) {
-  BoundArg b;
-  b.kind = Kind::kTensor;
-  b.values = {local};
-  return b;
-}
-
-BoundArg IntArg(int64_t v) {
-  BoundArg b;
-  b.kind = Kind::kInt;
-  b.i = v;
-  return b;
-}
-
-BoundArg FalseArg() {
-  BoundArg b;
-  b.kind = Kind::kBool;
-  return b;
-}
-
-BoundArg IntsArg(std::vector<int64_t> v) {
-  BoundArg b;
-  b.kind = Kind::kInts;
-  b.ints = std::move(v);
-  return b;
-}
-
 class Functionalizer {
  public:
   Functionalizer(const ResolvedGraph& graph, const Replay& replay,
@@ -280,7 +253,7 @@ class Functionalizer {
       AOTCACHE_ASSIGN_OR_RETURN(int updated, Read(obj, /*grad_enabled=*/false));
       AOTCACHE_RETURN_IF_ERROR(out_.Emit(Op("aten.copy_.default"),
                                          {TensorArg(input_local_[input]),
-                                          TensorArg(updated), FalseArg()},
+                                          TensorArg(updated), BoolArg(false)},
                                          /*grad_enabled=*/false, "copy_back")
                                    .status());
     }

@@ -8,39 +8,11 @@
 namespace aotcache {
 namespace {
 
-using Kind = BoundArg::Kind;
-
 const OpInfo& Op(absl::string_view name) {
   return *OpRegistry::Get().Find(name);
 }
 
-BoundArg Tensor(int local) {
-  BoundArg b;
-  b.kind = Kind::kTensor;
-  b.values = {local};
-  return b;
-}
-
-BoundArg Int(int64_t v) {
-  BoundArg b;
-  b.kind = Kind::kInt;
-  b.i = v;
-  return b;
-}
-
-BoundArg Ints(std::vector<int64_t> v) {
-  BoundArg b;
-  b.kind = Kind::kInts;
-  b.ints = std::move(v);
-  return b;
-}
-
-BoundArg ContiguousFormat() {
-  BoundArg b;
-  b.kind = Kind::kString;
-  b.s = "torch.contiguous_format";
-  return b;
-}
+BoundArg ContiguousFormat() { return StringArg("torch.contiguous_format"); }
 
 bool IsReshape(const std::string& name) {
   return name == "view" || name == "_reshape_alias" || name == "_unsafe_view";
@@ -49,7 +21,7 @@ bool IsReshape(const std::string& name) {
 absl::StatusOr<int> Contiguous(GraphBuilder& b, int local, bool grad_enabled) {
   if (b.meta(local).IsContiguous()) return local;
   return b.EmitOne(Op("aten.clone.default"),
-                   {Tensor(local), ContiguousFormat()}, grad_enabled,
+                   {TensorArg(local), ContiguousFormat()}, grad_enabled,
                    "contiguous");
 }
 
@@ -63,24 +35,25 @@ absl::StatusOr<int> Scatter(GraphBuilder& b, const ViewStep& step, int base,
                      absl::StrCat(name, "_inverse"));
   };
   if (name == "select") {
-    return with("aten.select_scatter.default",
-                {Tensor(base), Tensor(updated), step.args[1], step.args[2]});
+    return with(
+        "aten.select_scatter.default",
+        {TensorArg(base), TensorArg(updated), step.args[1], step.args[2]});
   }
   if (name == "slice") {
     return with("aten.slice_scatter.default",
-                {Tensor(base), Tensor(updated), step.args[1], step.args[2],
-                 step.args[3], step.args[4]});
+                {TensorArg(base), TensorArg(updated), step.args[1],
+                 step.args[2], step.args[3], step.args[4]});
   }
   if (name == "as_strided") {
     return with("aten.as_strided_scatter.default",
-                {Tensor(base), Tensor(updated), step.args[1], step.args[2],
-                 step.args[3]});
+                {TensorArg(base), TensorArg(updated), step.args[1],
+                 step.args[2], step.args[3]});
   }
   if (name == "detach" || name == "alias") return updated;
-  if (name == "t") return with("aten.t.default", {Tensor(updated)});
+  if (name == "t") return with("aten.t.default", {TensorArg(updated)});
   if (name == "transpose") {
     return with("aten.transpose.int",
-                {Tensor(updated), step.args[1], step.args[2]});
+                {TensorArg(updated), step.args[1], step.args[2]});
   }
   if (name == "permute") {
     std::vector<int64_t> inverse(step.args[1].ints.size());
@@ -89,23 +62,23 @@ absl::StatusOr<int> Scatter(GraphBuilder& b, const ViewStep& step, int base,
       int64_t d = step.args[1].ints[i];
       inverse[d < 0 ? d + rank : d] = i;
     }
-    return with("aten.permute.default", {Tensor(updated), Ints(inverse)});
+    return with("aten.permute.default", {TensorArg(updated), IntsArg(inverse)});
   }
   if (name == "unsqueeze") {
     int64_t d = step.args[1].i;
     if (d < 0) d += b.meta(updated).dim();
-    return with("aten.squeeze.dim", {Tensor(updated), Int(d)});
+    return with("aten.squeeze.dim", {TensorArg(updated), IntArg(d)});
   }
   if (name == "squeeze") {
     if (b.meta(base).dim() == b.meta(updated).dim()) return updated;
     int64_t d = step.args[1].i;
     if (d < 0) d += b.meta(base).dim();
-    return with("aten.unsqueeze.default", {Tensor(updated), Int(d)});
+    return with("aten.unsqueeze.default", {TensorArg(updated), IntArg(d)});
   }
   if (IsReshape(name)) {
     AOTCACHE_ASSIGN_OR_RETURN(int source, Contiguous(b, updated, grad_enabled));
     return with("aten.view.default",
-                {Tensor(source), Ints(b.meta(base).shape)});
+                {TensorArg(source), IntsArg(b.meta(base).shape)});
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "cannot write through a view made by aten.", name,
@@ -118,10 +91,10 @@ absl::StatusOr<int> ApplyViewStep(GraphBuilder& b, const ViewStep& step,
                                   int local, bool grad_enabled) {
   std::string hint = absl::StrCat(step.op->schema.name, "_regen");
   std::vector<BoundArg> args = step.args;
-  args[0] = Tensor(local);
+  args[0] = TensorArg(local);
   if (IsReshape(step.op->schema.name)) {
     AOTCACHE_ASSIGN_OR_RETURN(int source, Contiguous(b, local, grad_enabled));
-    args[0] = Tensor(source);
+    args[0] = TensorArg(source);
     if (step.op->schema.name == "_reshape_alias") {
       // Its strides were the original layout's; a contiguous value takes a
       // plain view of the same size.

@@ -57,16 +57,6 @@ class SavedValues {
   int64_t saved_bytes_ = 0;
 };
 
-// Argument constructors for emitted ops.
-BoundArg TensorArg(int local);
-BoundArg NumberArg(double v);
-BoundArg IntArg(int64_t v);
-BoundArg IntsArg(std::vector<int64_t> v);
-BoundArg BoolArg(bool v);
-BoundArg StringArg(std::string s);
-BoundArg DTypeArg(DType d);
-BoundArg NoneArg();
-
 class GradContext {
  public:
   GradContext(const TapeEntry& entry, const GraphBuilder& forward,

@@ -76,4 +76,50 @@ double BoundArg::AsDouble() const {
   }
 }
 
+using Kind = BoundArg::Kind;
+
+BoundArg TensorArg(int local) {
+  BoundArg b;
+  b.kind = Kind::kTensor;
+  b.values = {local};
+  return b;
+}
+BoundArg NumberArg(double v) {
+  BoundArg b;
+  b.kind = Kind::kFloat;
+  b.f = v;
+  return b;
+}
+BoundArg IntArg(int64_t v) {
+  BoundArg b;
+  b.kind = Kind::kInt;
+  b.i = v;
+  return b;
+}
+BoundArg IntsArg(std::vector<int64_t> v) {
+  BoundArg b;
+  b.kind = Kind::kInts;
+  b.ints = std::move(v);
+  return b;
+}
+BoundArg BoolArg(bool v) {
+  BoundArg b;
+  b.kind = Kind::kBool;
+  b.b = v;
+  return b;
+}
+BoundArg StringArg(std::string s) {
+  BoundArg b;
+  b.kind = Kind::kString;
+  b.s = std::move(s);
+  return b;
+}
+BoundArg DTypeArg(DType d) {
+  BoundArg b;
+  b.kind = Kind::kDType;
+  b.dtype = d;
+  return b;
+}
+BoundArg NoneArg() { return BoundArg(); }
+
 }  // namespace aotcache

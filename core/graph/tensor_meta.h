@@ -67,6 +67,16 @@ struct BoundArg {
   double AsDouble() const;  // For numbers.
 };
 
+// Argument constructors, for code that emits nodes.
+BoundArg TensorArg(int value);
+BoundArg NumberArg(double v);
+BoundArg IntArg(int64_t v);
+BoundArg IntsArg(std::vector<int64_t> v);
+BoundArg BoolArg(bool v);
+BoundArg StringArg(std::string s);
+BoundArg DTypeArg(DType d);
+BoundArg NoneArg();
+
 }  // namespace aotcache
 
 #endif  // AOTCACHE_CORE_GRAPH_TENSOR_META_H_
