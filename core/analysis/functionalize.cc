@@ -13,7 +13,6 @@
 namespace aotcache {
 namespace {
 
-using Kind = BoundArg::Kind;
 
 // Where an object of the original program stands in the functional graph.
 struct ObjectState {

@@ -7,7 +7,6 @@
 
 namespace aotcache {
 
-using Kind = BoundArg::Kind;
 
 namespace {
 
