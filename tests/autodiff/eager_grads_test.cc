@@ -24,6 +24,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/value_fixtures.h"
 
 namespace aotcache {
 namespace {
@@ -33,37 +34,6 @@ using google::protobuf::Value;
 
 const Value& F(const Struct& s, const std::string& name) {
   return s.fields().at(name);
-}
-
-std::vector<int64_t> Ints(const Value& v) {
-  std::vector<int64_t> out;
-  for (const Value& x : v.list_value().values()) {
-    out.push_back(static_cast<int64_t>(x.number_value()));
-  }
-  return out;
-}
-
-DType DTypeOf(const Value& v) {
-  DType d;
-  v1::DType_Parse(v.string_value(), &d);
-  return d;
-}
-
-Tensor Decode(const Struct& t) {
-  std::string bytes;
-  absl::Base64Unescape(F(t, "data").string_value(), &bytes);
-  Tensor out = Tensor::Contiguous(Ints(F(t, "shape")), DTypeOf(F(t, "dtype")));
-  std::memcpy(
-      out.storage_data(), bytes.data(),
-      std::min<size_t>(bytes.size(), out.numel() * ItemSize(out.dtype())));
-  return out;
-}
-
-Struct LoadJson(const std::string& path) {
-  Struct s;
-  absl::Status st = ParseJson(testing::ReadFileOrDie(path), &s);
-  EXPECT_TRUE(st.ok()) << st;
-  return s;
 }
 
 std::vector<std::string> GradFixtures() {
@@ -84,8 +54,7 @@ TEST(EagerGradsCoverage, AtLeastFortyScenariosHaveEagerGradients) {
 TEST_P(EagerGradsTest, GradientsMatchEager) {
   const std::string file = GetParam();
   v1::Graph graph = testing::LoadGraphOrDie("graphs/" + file);
-  Struct values = LoadJson(testing::FixturePath("values/" + file));
-  Struct grads = LoadJson(testing::FixturePath("grads/" + file));
+  Struct grads = testing::LoadJsonFixture("grads/" + file);
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_EQ(a->mode, v1::MODE_TRAINING);
@@ -124,30 +93,7 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
   ASSERT_TRUE((*function)->AttachBackward(*bw_artifact).ok());
 
   // Inputs, as the value fixture recorded them before the call.
-  std::vector<Tensor> storages;
-  for (const Value& s : F(values, "storages").list_value().values()) {
-    const Struct& st = s.struct_value();
-    Struct t;
-    (*t.mutable_fields())["shape"]
-        .mutable_list_value()
-        ->add_values()
-        ->set_number_value(F(st, "size").number_value());
-    (*t.mutable_fields())["dtype"] = F(st, "dtype");
-    (*t.mutable_fields())["data"] = F(st, "data");
-    storages.push_back(Decode(t));
-  }
-  std::vector<Tensor> inputs;
-  for (const Value& in : F(values, "inputs").list_value().values()) {
-    const Struct& s = in.struct_value();
-    const Tensor& storage =
-        storages[static_cast<int>(F(s, "storage").number_value())];
-    Meta m;
-    m.shape = Ints(F(s, "shape"));
-    m.stride = Ints(F(s, "stride"));
-    m.offset = static_cast<int64_t>(F(s, "storage_offset").number_value());
-    m.dtype = storage.dtype();
-    inputs.push_back(storage.View(m));
-  }
+  std::vector<Tensor> inputs = testing::LoadEagerRun(file).inputs;
 
   auto fw = (*function)->Forward(&inputs);
   ASSERT_TRUE(fw.ok()) << fw.status();
@@ -160,12 +106,12 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
   std::vector<Tensor> out_cot(vmd.outputs_size()), in_cot(vmd.inputs_size());
   for (int j = 0; j < vmd.outputs_size(); ++j) {
     if (out_cot_json[j].kind_case() == Value::kStructValue) {
-      out_cot[j] = Decode(out_cot_json[j].struct_value());
+      out_cot[j] = testing::DecodeTensorValue(out_cot_json[j].struct_value());
     }
   }
   for (int i = 0; i < vmd.inputs_size(); ++i) {
     if (in_cot_json[i].kind_case() == Value::kStructValue) {
-      in_cot[i] = Decode(in_cot_json[i].struct_value());
+      in_cot[i] = testing::DecodeTensorValue(in_cot_json[i].struct_value());
     }
   }
   auto add_into = [](Tensor& slot, const Tensor& contribution) {
@@ -249,7 +195,7 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
     }
     ASSERT_TRUE(got.defined())
         << file << ": input " << i << " gets none, eager has one";
-    Tensor expected = Decode(want[i].struct_value());
+    Tensor expected = testing::DecodeTensorValue(want[i].struct_value());
     ASSERT_EQ(got.shape(), expected.shape()) << file << " input " << i;
     std::vector<double> g = got.ToDoubles(), e = expected.ToDoubles();
     double rtol = got.dtype() == v1::DTYPE_FLOAT64 ? 1e-9 : 1e-4;

@@ -1,6 +1,8 @@
 #include "tests/testing/value_fixtures.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/escaping.h"
@@ -41,12 +43,23 @@ Tensor Decode(std::vector<int64_t> shape, DType dtype, const std::string& b64) {
   return t;
 }
 
-Tensor DecodeValue(const Struct& s) {
+}  // namespace
+
+Tensor DecodeTensorValue(const Struct& s) {
   return Decode(Ints(F(s, "shape")), DTypeOf(F(s, "dtype")),
                 F(s, "data").string_value());
 }
 
-}  // namespace
+Struct LoadJsonFixture(const std::string& relative) {
+  Struct s;
+  absl::Status st = ParseJson(ReadFileOrDie(FixturePath(relative)), &s);
+  if (!st.ok()) {
+    std::fprintf(stderr, "%s: %s\n", relative.c_str(),
+                 std::string(st.message()).c_str());
+    std::abort();
+  }
+  return s;
+}
 
 EagerRun LoadEagerRun(const std::string& graph_file) {
   Struct values;
@@ -73,11 +86,11 @@ EagerRun LoadEagerRun(const std::string& graph_file) {
     run.inputs.push_back(storage.View(meta));
   }
   for (const Value& v : F(values, "outputs").list_value().values()) {
-    run.outputs.push_back(DecodeValue(v.struct_value()));
+    run.outputs.push_back(DecodeTensorValue(v.struct_value()));
   }
   for (const Value& v : F(values, "inputs_after").list_value().values()) {
     const Struct& s = v.struct_value();
-    run.inputs_after.push_back(DecodeValue(s));
+    run.inputs_after.push_back(DecodeTensorValue(s));
     Meta m;
     m.shape = Ints(F(s, "shape"));
     m.stride = Ints(F(s, "stride"));

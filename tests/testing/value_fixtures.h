@@ -23,6 +23,11 @@ struct EagerRun {
 
 EagerRun LoadEagerRun(const std::string& graph_file);
 
+// A fixture JSON file (relative to tests/fixtures) as a Struct.
+google::protobuf::Struct LoadJsonFixture(const std::string& relative);
+// {"shape", "dtype", "data": base64} as a contiguous tensor.
+Tensor DecodeTensorValue(const google::protobuf::Struct& value);
+
 // Compares values (NaN equals NaN); float32 within rtol 1e-5 + atol 1e-6,
 // float64 within 1e-10 + 1e-12. Returns a description of the first
 // difference, or "" when they match.
