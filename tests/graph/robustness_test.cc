@@ -1,8 +1,10 @@
 // Bad input never crashes, hangs or yields Internal: thousands of seeded
 // random corruptions of the traced fixture graphs go through validation,
 // analysis, functionalization and the key, and each ends in OK,
-// InvalidArgument or ResourceExhausted. (A longer fuzzer is a separate
-// target; this is the bounded version CI runs.)
+// InvalidArgument or ResourceExhausted. CI runs 40 corruptions per graph;
+// AOTCACHE_ROBUSTNESS_TRIALS=2000 makes it a soak run (with sanitizers:
+// see the README).
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -145,6 +147,11 @@ class Corrupter {
   std::mt19937 rng_;
 };
 
+uint32_t Trials() {
+  const char* env = std::getenv("AOTCACHE_ROBUSTNESS_TRIALS");
+  return env != nullptr ? static_cast<uint32_t>(std::atoi(env)) : 40;
+}
+
 TEST(RobustnessTest, CorruptedGraphsNeverCrashOrFailInternally) {
   std::vector<std::string> files = testing::FixtureGraphFiles();
   ASSERT_FALSE(files.empty());
@@ -152,7 +159,7 @@ TEST(RobustnessTest, CorruptedGraphsNeverCrashOrFailInternally) {
   int refused = 0, accepted = 0;
   for (size_t f = 0; f < files.size(); ++f) {
     const v1::Graph original = testing::LoadGraphOrDie("graphs/" + files[f]);
-    for (uint32_t trial = 0; trial < 40; ++trial) {
+    for (uint32_t trial = 0; trial < Trials(); ++trial) {
       v1::Graph g = original;
       Corrupter corrupter(static_cast<uint32_t>(f * 1000 + trial));
       int rounds = 1 + static_cast<int>(trial % 3);
