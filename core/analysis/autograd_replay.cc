@@ -47,6 +47,9 @@ class Replayer {
         if (shared_base[storage] < 0) {
           TensorObject base;
           base.storage = storage;
+          // The whole storage, 1-D: what a synthetic base is.
+          base.meta = ContiguousMeta({graph_.storage_size[storage]},
+                                     graph_.values[i].meta.dtype);
           shared_base[storage] = Add(std::move(base));
         }
         obj.view_base = shared_base[storage];
@@ -103,6 +106,22 @@ class Replayer {
           return Refuse(node,
                         "more than one element of the written-to tensor "
                         "refers to a single memory location");
+        }
+      }
+    }
+    // ATen refuses an in-place op reading memory it partially writes.
+    for (size_t k = 1; k < node.args.size(); ++k) {
+      for (int v : node.args[k].values) {
+        const TensorObject& other = r_.objects[r_.value_object[v]];
+        if (other.storage != obj.storage || other.meta == obj.meta) continue;
+        int64_t a0 = obj.meta.offset, a1 = obj.meta.StorageExtent();
+        int64_t b0 = other.meta.offset, b1 = other.meta.StorageExtent();
+        bool intersect = a0 < b1 && b0 < a1 && obj.meta.numel() > 0 &&
+                         other.meta.numel() > 0;
+        if (intersect && obj.meta.IsContiguous() && other.meta.IsContiguous()) {
+          return Refuse(node,
+                        "some elements of the input tensor and the written-to "
+                        "tensor refer to a single memory location");
         }
       }
     }

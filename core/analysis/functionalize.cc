@@ -13,7 +13,6 @@
 namespace aotcache {
 namespace {
 
-
 // Where an object of the original program stands in the functional graph.
 struct ObjectState {
   std::vector<ViewStep> chain;  // From its storage's root value.
@@ -103,6 +102,9 @@ class Functionalizer {
         added->mutable_meta()->set_requires_grad(requires_grad);
         added->mutable_meta()->set_is_leaf(true);
         root.value = out_.NewValue(added->name(), meta);
+        // The replay's pseudo base of the storage (autograd's base of the
+        // members), when the member is a view of it.
+        root.object = replay_.objects[obj].view_base;
       }
       const Meta& m = graph_.values[i].meta;
       ViewStep step{

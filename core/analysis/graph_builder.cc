@@ -61,6 +61,7 @@ v1::Argument GraphBuilder::ToProto(const BoundArg& b) const {
       a.set_device(b.s);
       break;
     case Kind::kInts:
+      a.mutable_ints();  // Set even when empty: [] is a value.
       for (int64_t v : b.ints) a.mutable_ints()->add_values(v);
       break;
     case Kind::kDType:
@@ -70,6 +71,7 @@ v1::Argument GraphBuilder::ToProto(const BoundArg& b) const {
       a.set_node(names_[b.values[0]]);
       break;
     case Kind::kTensorList:
+      a.mutable_nodes();
       for (int v : b.values) a.mutable_nodes()->add_names(names_[v]);
       break;
   }

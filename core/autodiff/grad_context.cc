@@ -7,7 +7,6 @@
 
 namespace aotcache {
 
-
 namespace {
 
 int64_t Bytes(const Meta& m) { return m.numel() * ItemSize(m.dtype); }

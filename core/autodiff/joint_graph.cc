@@ -51,12 +51,7 @@ class Engine {
         saved_(program_.forward.get(), &backward_, recompute) {}
 
   absl::StatusOr<JointGraphs> Run() {
-    if (a_.view_and_mutation.synthetic_bases_size() > 0) {
-      return absl::UnimplementedError(
-          "autodiff: mutated inputs that share a storage (synthetic bases) "
-          "are not supported yet");
-    }
-    InitEdges();
+    AOTCACHE_RETURN_IF_ERROR(InitEdges());
     for (const TapeEntry& entry : program_.tape) {
       AOTCACHE_RETURN_IF_ERROR(Record(entry));
     }
@@ -68,16 +63,57 @@ class Engine {
  private:
   const Replay& replay() const { return a_.replay; }
 
-  void InitEdges() {
+  // Inputs that require grad are where gradients end. Mutated inputs that
+  // share a storage are views of their synthetic base: gradients end there
+  // (at input index num_inputs + base), and the members reach it through
+  // their views.
+  absl::Status InitEdges() {
     edges_.assign(replay().objects.size(), Edge());
     base_version_.assign(replay().objects.size(), 0);
     created_at_version_.assign(replay().objects.size(), 0);
     view_chain_.assign(replay().objects.size(), std::nullopt);
+    const v1::ViewAndMutationData& vmd = a_.view_and_mutation;
+    std::vector<bool> merged(a_.graph.num_inputs(), false);
+    for (int b = 0; b < vmd.synthetic_bases_size(); ++b) {
+      const v1::SyntheticBase& base = vmd.synthetic_bases(b);
+      int pseudo =
+          replay().objects[replay().input_object[base.inputs(0)]].view_base;
+      bool requires_grad = false;
+      for (int i : base.inputs()) {
+        int obj = replay().input_object[i];
+        if (replay().objects[obj].view_base != pseudo || pseudo < 0) {
+          return absl::UnimplementedError(
+              "autodiff: a mutated input sharing its storage is a leaf that "
+              "requires grad; not supported yet");
+        }
+        requires_grad |= a_.graph.graph->inputs(i).meta().requires_grad();
+        merged[i] = true;
+      }
+      if (!requires_grad) continue;
+      edges_[pseudo] = Edge::Input(a_.graph.num_inputs() + b);
+      for (int i : base.inputs()) {
+        int obj = replay().input_object[i];
+        const Meta& m = a_.graph.values[i].meta;
+        ViewStep step{
+            OpRegistry::Get().Find("aten.as_strided.default"),
+            {NoneArg(), IntsArg(m.shape), IntsArg(m.stride), IntArg(m.offset)}};
+        view_chain_[obj] = ViewChain{std::move(step)};
+        GradNode view;
+        view.kind = GradNode::Kind::kChainView;
+        view.entry = nullptr;
+        view.rule = nullptr;
+        view.next = {{edges_[pseudo]}};
+        view.chain = *view_chain_[obj];
+        view.base_meta = ContiguousMeta({base.size()}, base.dtype());
+        edges_[obj] = Edge::Node(AddNode(std::move(view), 1), 0);
+      }
+    }
     for (int i = 0; i < a_.graph.num_inputs(); ++i) {
-      if (a_.graph.graph->inputs(i).meta().requires_grad()) {
+      if (!merged[i] && a_.graph.graph->inputs(i).meta().requires_grad()) {
         edges_[replay().input_object[i]] = Edge::Input(i);
       }
     }
+    return absl::OkStatus();
   }
 
   int ObjectOf(int value) const { return replay().value_object[value]; }
@@ -232,7 +268,9 @@ class Engine {
   }
 
   absl::Status SeedTangents() {
-    input_grads_.assign(a_.graph.num_inputs(), std::nullopt);
+    input_grads_.assign(
+        a_.graph.num_inputs() + a_.view_and_mutation.synthetic_bases_size(),
+        std::nullopt);
     const v1::ViewAndMutationData& vmd = a_.view_and_mutation;
     for (int t = 0; t < vmd.tangents_size(); ++t) {
       const v1::TangentInfo& info = vmd.tangents(t);
@@ -371,12 +409,15 @@ class Engine {
 
   absl::StatusOr<JointGraphs> Finish() {
     JointGraphs out;
-    for (int i = 0; i < a_.graph.num_inputs(); ++i) {
+    for (size_t i = 0; i < input_grads_.size(); ++i) {
+      std::vector<int>& to = static_cast<int>(i) < a_.graph.num_inputs()
+                                 ? out.input_grad_output
+                                 : out.synthetic_base_grad_output;
       if (!input_grads_[i].has_value()) {
-        out.input_grad_output.push_back(-1);
+        to.push_back(-1);
         continue;
       }
-      out.input_grad_output.push_back(backward_.graph().outputs_size());
+      to.push_back(backward_.graph().outputs_size());
       backward_.AddOutput(*input_grads_[i]);
     }
     // Saved values are the forward's trailing outputs and the backward's

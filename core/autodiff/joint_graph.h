@@ -18,9 +18,10 @@
 //
 // A tracked in-place op on a view rebases its base's history (autograd's
 // CopySlices) and views of a rebased base regenerate their history from it.
-// Not yet supported (Unimplemented, never a wrong gradient): mutated aliased
-// inputs (synthetic bases), and in-place writes through views of detached
-// aliases while grad mode is on.
+// Mutated inputs that share a storage are views of their synthetic base and
+// the gradient is the base's. Not yet supported (Unimplemented, never a
+// wrong gradient): such a member that is a leaf requiring grad, and in-place
+// writes through views of detached aliases while grad mode is on.
 // Thread-safety: pure function.
 #ifndef AOTCACHE_CORE_AUTODIFF_JOINT_GRAPH_H_
 #define AOTCACHE_CORE_AUTODIFF_JOINT_GRAPH_H_
@@ -40,8 +41,11 @@ struct JointGraphs {
   int num_saved = 0;  // Trailing forward outputs = leading backward inputs.
   int64_t saved_bytes = 0;
   // Per original input: the backward output holding its gradient, or -1
-  // when no gradient reaches it.
+  // when no gradient reaches it (always -1 for members of a synthetic base:
+  // their gradient is their base's).
   std::vector<int> input_grad_output;
+  // Per synthetic base: the backward output holding its gradient, or -1.
+  std::vector<int> synthetic_base_grad_output;
 };
 
 absl::StatusOr<JointGraphs> BuildJointGraphs(

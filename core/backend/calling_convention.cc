@@ -33,6 +33,8 @@ std::string CallingConventionHash(const v1::CallingConvention& c) {
   w.I64(c.num_saved());
   w.U64(c.input_grad_output_size());
   for (int i : c.input_grad_output()) w.I64(i);
+  w.U64(c.synthetic_base_grad_output_size());
+  for (int i : c.synthetic_base_grad_output()) w.I64(i);
   return Sha256Hex(w.bytes());
 }
 

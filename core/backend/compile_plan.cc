@@ -38,6 +38,9 @@ absl::StatusOr<CompilePlan> PlanCompilation(const Analysis& a) {
     for (int i : joint.input_grad_output) {
       plan.backward_spec.convention.add_input_grad_output(i);
     }
+    for (int i : joint.synthetic_base_grad_output) {
+      plan.backward_spec.convention.add_synthetic_base_grad_output(i);
+    }
   } else {
     AOTCACHE_ASSIGN_OR_RETURN(plan.forward_graph, FunctionalGraph(a));
     plan.forward_spec.kind = v1::ARTIFACT_KIND_INFERENCE;

@@ -173,7 +173,7 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
   return result;
 }
 
-absl::StatusOr<std::vector<std::optional<Tensor>>> CompiledFunction::Backward(
+absl::StatusOr<CompiledFunction::Gradients> CompiledFunction::Backward(
     const std::vector<Tensor>& saved,
     const std::vector<Tensor>& tangents) const {
   if (backward_ == nullptr) {
@@ -197,14 +197,17 @@ absl::StatusOr<std::vector<std::optional<Tensor>>> CompiledFunction::Backward(
     args.push_back(coerced);
   }
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> grads, backward_->Run(args));
-  std::vector<std::optional<Tensor>> out;
-  for (int index : backward_convention_.input_grad_output()) {
-    if (index < 0) {
-      out.push_back(std::nullopt);
-    } else {
-      out.push_back(grads[index]);
+  auto pick = [&](const google::protobuf::RepeatedField<int32_t>& indices) {
+    std::vector<std::optional<Tensor>> out;
+    for (int index : indices) {
+      out.push_back(index < 0 ? std::nullopt
+                              : std::optional<Tensor>(grads[index]));
     }
-  }
+    return out;
+  };
+  Gradients out;
+  out.inputs = pick(backward_convention_.input_grad_output());
+  out.synthetic_bases = pick(backward_convention_.synthetic_base_grad_output());
   return out;
 }
 

@@ -47,10 +47,17 @@ class CompiledFunction {
   // tensor with the new layout (same memory).
   absl::StatusOr<ForwardResult> Forward(std::vector<Tensor>* inputs) const;
 
+  struct Gradients {
+    // Per input: its gradient, or none when no gradient reaches it.
+    std::vector<std::optional<Tensor>> inputs;
+    // Per synthetic base (mutated inputs sharing a storage, whose gradient
+    // is their storage's): a 1-D gradient over the whole storage, or none.
+    std::vector<std::optional<Tensor>> synthetic_bases;
+  };
+
   // `tangents`: one per TangentInfo of the metadata, in its order.
-  absl::StatusOr<std::vector<std::optional<Tensor>>> Backward(
-      const std::vector<Tensor>& saved,
-      const std::vector<Tensor>& tangents) const;
+  absl::StatusOr<Gradients> Backward(const std::vector<Tensor>& saved,
+                                     const std::vector<Tensor>& tangents) const;
 
  private:
   CompiledFunction() = default;

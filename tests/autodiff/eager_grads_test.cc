@@ -183,7 +183,7 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
   const auto& want = F(grads, "input_grads").list_value().values();
   for (int i = 0; i < graph.inputs_size(); ++i) {
     Tensor got;
-    if ((*bw)[i].has_value()) got = *(*bw)[i];
+    if (bw->inputs[i].has_value()) got = *bw->inputs[i];
     if (direct_input_grad[i].defined()) {
       if (got.defined()) add_into(direct_input_grad[i], got);
       got = direct_input_grad[i];

@@ -255,6 +255,27 @@ const MalformedCase kCases[] = {
      },
      absl::StatusCode::kInvalidArgument, "node 'add_'",
      "a view of a leaf Variable that requires grad"},
+    {"InPlaceReadingMemoryItPartlyWrites",
+     [](v1::Graph& g) {
+       // w's second row is x2's first: x2.mul_(w) reads what it writes.
+       v1::Storage* s = g.add_storages();
+       s->set_id(5);
+       s->set_size(9);
+       v1::Input* x2 = g.add_inputs();
+       x2->set_name("x2");
+       x2->set_storage(5);
+       x2->mutable_meta()->add_shape(2);
+       x2->mutable_meta()->add_shape(3);
+       x2->mutable_meta()->set_dtype(v1::DTYPE_FLOAT32);
+       x2->mutable_meta()->set_is_leaf(true);
+       v1::Input* w2 = g.add_inputs();
+       *w2 = *x2;
+       w2->set_name("w2");
+       w2->mutable_meta()->set_storage_offset(3);
+       AddNode(g, "mul_", "aten.mul_.Tensor", {"x2", "w2"});
+     },
+     absl::StatusCode::kInvalidArgument, "node 'mul_'",
+     "refer to a single memory location"},
     {"InPlaceThroughExpandedView",
      [](v1::Graph& g) {
        v1::Node* e = AddNode(g, "e", "aten.expand.default", {"mm"});

@@ -139,10 +139,10 @@ TEST(CompiledFunctionTest, BackwardCoercesExpandedTangentsAndReturnsNone) {
   expanded.stride = {0, 0};
   auto grads = (*f)->Backward(out->saved, {one.View(expanded)});
   ASSERT_TRUE(grads.ok()) << grads.status();
-  ASSERT_EQ(grads->size(), 2u);
-  ASSERT_TRUE((*grads)[0].has_value());
-  EXPECT_FALSE((*grads)[1].has_value()) << "y must get None, not zeros";
-  std::vector<double> gx = (*grads)[0]->ToDoubles();
+  ASSERT_EQ(grads->inputs.size(), 2u);
+  ASSERT_TRUE(grads->inputs[0].has_value());
+  EXPECT_FALSE(grads->inputs[1].has_value()) << "y must get None, not zeros";
+  std::vector<double> gx = grads->inputs[0]->ToDoubles();
   for (int i = 0; i < 6; ++i) EXPECT_EQ(gx[i], i >= 3 ? 1.0 : 0.0) << i;
 }
 
