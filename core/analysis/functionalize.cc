@@ -175,6 +175,10 @@ class Functionalizer {
     int self = replay_.value_object[node.args[0].values[0]];
     int result = replay_.value_object[node.results[0]];
     entry.root_object = roots_[replay_.objects[self].storage].object;
+    if (entry.root_object >= 0) {
+      entry.root_chain_length =
+          static_cast<int>(objects_[entry.root_object].chain.size());
+    }
     switch (op.effect) {
       case OpEffect::kView:
       case OpEffect::kDetach:

@@ -42,6 +42,9 @@ struct TapeEntry {
   // place, before the write) or to the result (views).
   int root_object = -1;
   ViewChain chain;
+  // How many leading steps of `chain` are the root object's own (a root
+  // whose layout t_ and friends changed is itself a view of its storage).
+  int root_chain_length = 0;
 };
 
 struct FunctionalProgram {

@@ -201,7 +201,11 @@ class Engine {
         int base = replay().objects[obj].view_base;
         if (base >= 0) {
           created_at_version_[obj] = base_version_[base];
-          if (entry.root_object == base) view_chain_[obj] = entry.chain;
+          if (entry.root_object == base) {
+            view_chain_[obj] =
+                ViewChain(entry.chain.begin() + entry.root_chain_length,
+                          entry.chain.end());
+          }
         }
         break;
       }
@@ -222,7 +226,8 @@ class Engine {
           }
           GradNode& cs = nodes_[id];
           cs.kind = GradNode::Kind::kCopySlices;
-          cs.chain = entry.chain;
+          cs.chain = ViewChain(entry.chain.begin() + entry.root_chain_length,
+                               entry.chain.end());
           AOTCACHE_ASSIGN_OR_RETURN(Edge base_edge, EdgeOf(base));
           cs.next[0] = {base_edge};
           edges_[base] = Edge::Node(id, 0);
