@@ -55,6 +55,21 @@ class CompiledFunction {
     std::vector<std::optional<Tensor>> synthetic_bases;
   };
 
+  // For callers that apply the epilogue themselves (the Python integration
+  // does, with torch's own in-place ops so version counters move): the
+  // forward artifact's raw outputs, in its calling convention's order --
+  // new values of mutated inputs, user outputs, intermediate bases, saved
+  // values -- with the caller's tensors untouched. `args` are the artifact's
+  // inputs (a synthetic base in place of the inputs it merges).
+  absl::StatusOr<std::vector<Tensor>> RunForwardArtifact(
+      const std::vector<Tensor>& args) const {
+    return forward_->Run(args);
+  }
+  const v1::FunctionMetadata& metadata() const { return metadata_; }
+  const v1::CallingConvention& forward_convention() const {
+    return forward_artifact_.calling_convention();
+  }
+
   // `tangents`: one per TangentInfo of the metadata, in its order.
   absl::StatusOr<Gradients> Backward(const std::vector<Tensor>& saved,
                                      const std::vector<Tensor>& tangents) const;

@@ -146,6 +146,29 @@ TEST(CompiledFunctionTest, BackwardCoercesExpandedTangentsAndReturnsNone) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(gx[i], i >= 3 ? 1.0 : 0.0) << i;
 }
 
+TEST(CompiledFunctionTest, HandsTheEpilogueToCallersThatApplyItThemselves) {
+  // input_mutation_simple: the raw forward returns a's new value first and
+  // leaves the caller's a alone; Forward writes it into a.
+  v1::Graph graph =
+      testing::LoadGraphOrDie("graphs/input_mutation_simple__nrg.json");
+  testing::EagerRun eager =
+      testing::LoadEagerRun("input_mutation_simple__nrg.json");
+  auto plan = Plan(graph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ReferenceBackend backend;
+  auto fw = CompileForward(*plan, backend);
+  ASSERT_TRUE(fw.ok());
+  auto f = CompiledFunction::Load(*fw, plan->metadata);
+  ASSERT_TRUE(f.ok());
+  ASSERT_EQ((*f)->forward_convention().num_mutated_inputs(), 1);
+  std::vector<double> before = eager.inputs[0].ToDoubles();
+  auto raw = (*f)->RunForwardArtifact(eager.inputs);
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  EXPECT_EQ(eager.inputs[0].ToDoubles(), before) << "the caller's tensor moved";
+  EXPECT_EQ(testing::CompareValues((*raw)[0], eager.inputs_after[0]), "");
+  EXPECT_EQ(testing::CompareValues((*raw)[1], eager.outputs[0]), "");
+}
+
 TEST(BufferPlanTest, PlannedPeakIsBelowEveryIntermediateInItsOwnMemory) {
   // Inference forwards and training backwards, whose intermediates die early.
   ReferenceBackend backend;
