@@ -1,0 +1,368 @@
+#include "core/store/rocksdb_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "absl/hash/hash.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/key/digest.h"
+#include "core/status_macros.h"
+#include "core/store/merge_operators.h"
+#include "core/store/rocksdb_status.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/table.h"
+#include "rocksdb/utilities/options_util.h"
+#include "rocksdb/write_batch.h"
+
+namespace aotcache {
+namespace {
+
+constexpr char kEntries[] = "entries";
+constexpr char kArtifacts[] = "artifacts";
+constexpr char kRefcounts[] = "refcounts";
+constexpr char kAccess[] = "access";
+constexpr char kMeta[] = "meta";
+constexpr char kSchemaKey[] = "schema_version";
+
+rocksdb::Slice ToSlice(absl::string_view s) {
+  return rocksdb::Slice(s.data(), s.size());
+}
+
+std::vector<std::string> Digests(const v1::CacheEntry& e) {
+  std::vector<std::string> out;
+  if (!e.forward_digest().empty()) out.push_back(e.forward_digest());
+  if (!e.backward_digest().empty()) out.push_back(e.backward_digest());
+  return out;
+}
+
+}  // namespace
+
+class RocksDbStore::DigestLocks {
+ public:
+  DigestLocks(RocksDbStore* store, const std::vector<std::string>& digests) {
+    std::set<size_t> stripes;
+    for (const std::string& d : digests)
+      stripes.insert(absl::Hash<std::string>()(d) % kStripes);
+    for (size_t s : stripes) {
+      store->digest_locks_[s].Lock();
+      held_.push_back(&store->digest_locks_[s]);
+    }
+  }
+  ~DigestLocks() {
+    for (auto it = held_.rbegin(); it != held_.rend(); ++it) (*it)->Unlock();
+  }
+
+ private:
+  std::vector<absl::Mutex*> held_;
+};
+
+absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
+    StoreOptions options) {
+  std::unique_ptr<RocksDbStore> store(new RocksDbStore());
+  if (!options.now_micros) {
+    options.now_micros = [] {
+      return std::chrono::duration_cast<std::chrono::microseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+  }
+  store->options_ = options;
+
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  rocksdb::ColumnFamilyOptions cf;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  rocksdb::ColumnFamilyOptions artifacts_cf = cf;
+  artifacts_cf.enable_blob_files = true;  // Large values live in blob files.
+  artifacts_cf.min_blob_size = 4096;
+  rocksdb::ColumnFamilyOptions refcount_cf = cf;
+  refcount_cf.merge_operator = NewCountMergeOperator();
+  rocksdb::ColumnFamilyOptions access_cf = cf;
+  access_cf.merge_operator = NewAccessMergeOperator();
+
+  std::vector<std::string> existing;
+  rocksdb::Status listed =
+      rocksdb::DB::ListColumnFamilies(db_options, options.path, &existing);
+  bool fresh = !listed.ok();  // No database there yet.
+  std::set<std::string> known = {rocksdb::kDefaultColumnFamilyName,
+                                 kEntries,
+                                 kArtifacts,
+                                 kRefcounts,
+                                 kAccess,
+                                 kMeta};
+  for (const std::string& name : existing) {
+    if (!known.count(name)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "store ", options.path, ": unknown column family '", name,
+          "' (written by another program or a newer aotcache?)"));
+    }
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, cf},
+      {kEntries, cf},
+      {kArtifacts, artifacts_cf},
+      {kRefcounts, refcount_cf},
+      {kAccess, access_cf},
+      {kMeta, cf}};
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status st = rocksdb::DB::Open(db_options, options.path, families,
+                                         &store->handles_, &db);
+  if (!st.ok()) {
+    if (st.IsIOError() && st.ToString().find("lock") != std::string::npos) {
+      return absl::UnavailableError(
+          absl::StrCat("store ", options.path,
+                       " is in use by another process: ", st.ToString()));
+    }
+    return FromRocksDb(st, absl::StrCat("opening store ", options.path));
+  }
+  store->db_.reset(db);
+  store->entries_ = store->handles_[1];
+  store->artifacts_ = store->handles_[2];
+  store->refcounts_ = store->handles_[3];
+  store->access_ = store->handles_[4];
+  store->meta_ = store->handles_[5];
+
+  std::string version;
+  st = db->Get(rocksdb::ReadOptions(), store->meta_, kSchemaKey, &version);
+  if (st.IsNotFound()) {
+    if (!fresh && !existing.empty()) {
+      // An existing store without a version is not ours.
+      bool has_entries = false;
+      std::unique_ptr<rocksdb::Iterator> it(
+          db->NewIterator(rocksdb::ReadOptions(), store->entries_));
+      it->SeekToFirst();
+      has_entries = it->Valid();
+      if (has_entries) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "store ", options.path, " has entries but no schema version"));
+      }
+    }
+    AOTCACHE_RETURN_IF_ERROR(
+        FromRocksDb(db->Put(store->WriteOptions(), store->meta_, kSchemaKey,
+                            absl::StrCat(kStoreSchemaVersion)),
+                    "writing the schema version"));
+  } else if (!st.ok()) {
+    return FromRocksDb(st, "reading the schema version");
+  } else {
+    int v = 0;
+    if (!absl::SimpleAtoi(version, &v) || v != kStoreSchemaVersion) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "store ", options.path, " has schema version ", version,
+          "; this aotcache reads version ", kStoreSchemaVersion,
+          ". Use a new data dir (the old one is left untouched)."));
+    }
+  }
+  return store;
+}
+
+RocksDbStore::~RocksDbStore() {
+  if (db_ == nullptr) return;
+  for (rocksdb::ColumnFamilyHandle* h : handles_)
+    db_->DestroyColumnFamilyHandle(h);
+  db_.reset();
+}
+
+rocksdb::WriteOptions RocksDbStore::WriteOptions() const {
+  rocksdb::WriteOptions w;
+  w.sync = options_.durability == Durability::kSync;
+  w.disableWAL = options_.durability == Durability::kNoWal;
+  return w;
+}
+
+absl::Mutex& RocksDbStore::KeyLock(absl::string_view key) {
+  return key_locks_[absl::Hash<absl::string_view>()(key) % kStripes];
+}
+
+absl::StatusOr<v1::CacheEntry> RocksDbStore::Lookup(
+    absl::string_view key) const {
+  std::string bytes;
+  rocksdb::Status st =
+      db_->Get(rocksdb::ReadOptions(), entries_, ToSlice(key), &bytes);
+  if (st.IsNotFound()) return absl::NotFoundError("no entry for this key");
+  AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading an entry"));
+  v1::CacheEntry entry;
+  if (!entry.ParseFromString(bytes)) {
+    return absl::DataLossError("a stored entry does not parse");
+  }
+  return entry;
+}
+
+absl::Status RocksDbStore::Put(
+    const v1::CacheEntry& entry,
+    const std::vector<std::pair<std::string, std::string>>& artifacts) {
+  absl::MutexLock key_lock(&KeyLock(entry.key()));
+  std::vector<std::string> old_digests;
+  absl::StatusOr<v1::CacheEntry> old = Lookup(entry.key());
+  if (old.ok()) {
+    old_digests = Digests(*old);
+  } else if (!absl::IsNotFound(old.status())) {
+    return old.status();
+  }
+  std::vector<std::string> new_digests = Digests(entry);
+  std::vector<std::string> all = old_digests;
+  all.insert(all.end(), new_digests.begin(), new_digests.end());
+  DigestLocks digest_locks(this, all);
+
+  rocksdb::WriteBatch batch;
+  for (const std::string& d : new_digests) {
+    auto given = std::find_if(artifacts.begin(), artifacts.end(),
+                              [&](const auto& a) { return a.first == d; });
+    if (given != artifacts.end()) {
+      batch.Put(artifacts_, d, given->second);
+    } else if (!HasArtifact(d)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "entry references artifact ", d, ", which is not stored"));
+    }
+    batch.Merge(refcounts_, d, EncodeCount(1));
+  }
+  for (const std::string& d : old_digests)
+    batch.Merge(refcounts_, d, EncodeCount(-1));
+  batch.Put(entries_, ToSlice(entry.key()), entry.SerializeAsString());
+  AOTCACHE_RETURN_IF_ERROR(
+      FromRocksDb(db_->Write(WriteOptions(), &batch), "writing an entry"));
+  return Sweep(old_digests);
+}
+
+absl::Status RocksDbStore::Delete(absl::string_view key) {
+  absl::MutexLock key_lock(&KeyLock(key));
+  AOTCACHE_ASSIGN_OR_RETURN(v1::CacheEntry entry, Lookup(key));
+  std::vector<std::string> digests = Digests(entry);
+  DigestLocks digest_locks(this, digests);
+  rocksdb::WriteBatch batch;
+  batch.Delete(entries_, ToSlice(key));
+  batch.Delete(access_, ToSlice(key));
+  for (const std::string& d : digests)
+    batch.Merge(refcounts_, d, EncodeCount(-1));
+  AOTCACHE_RETURN_IF_ERROR(
+      FromRocksDb(db_->Write(WriteOptions(), &batch), "deleting an entry"));
+  return Sweep(digests);
+}
+
+absl::Status RocksDbStore::Sweep(const std::vector<std::string>& digests) {
+  for (const std::string& d : digests) {
+    AOTCACHE_ASSIGN_OR_RETURN(int64_t count, ReferenceCount(d));
+    if (count > 0) continue;
+    rocksdb::WriteBatch batch;
+    batch.Delete(artifacts_, d);
+    batch.Delete(refcounts_, d);
+    AOTCACHE_RETURN_IF_ERROR(FromRocksDb(db_->Write(WriteOptions(), &batch),
+                                         "deleting an artifact"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> RocksDbStore::ReferenceCount(
+    absl::string_view digest) const {
+  std::string value;
+  rocksdb::Status st =
+      db_->Get(rocksdb::ReadOptions(), refcounts_, ToSlice(digest), &value);
+  if (st.IsNotFound()) return 0;
+  AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading a reference count"));
+  return DecodeCount(value);
+}
+
+bool RocksDbStore::HasArtifact(absl::string_view digest) const {
+  std::string value;
+  return db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(digest), &value)
+      .ok();
+}
+
+absl::StatusOr<std::string> RocksDbStore::GetArtifact(
+    absl::string_view digest) {
+  std::string bytes;
+  rocksdb::Status st =
+      db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(digest), &bytes);
+  if (st.IsNotFound())
+    return absl::NotFoundError(absl::StrCat("no artifact ", digest));
+  AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading an artifact"));
+  if (Sha256Hex(bytes) != digest) {
+    // Never served: dropped, so the caller recompiles and stores it again.
+    DigestLocks lock(this, {std::string(digest)});
+    db_->Delete(WriteOptions(), artifacts_, ToSlice(digest));
+    return absl::DataLossError(absl::StrCat(
+        "artifact ", digest, " failed its digest check and was dropped"));
+  }
+  return bytes;
+}
+
+absl::Status RocksDbStore::RecordHit(absl::string_view key) {
+  return FromRocksDb(db_->Merge(WriteOptions(), access_, ToSlice(key),
+                                EncodeAccess(1, options_.now_micros())),
+                     "recording a hit");
+}
+
+absl::StatusOr<RocksDbStore::Access> RocksDbStore::GetAccess(
+    absl::string_view key) const {
+  std::string value;
+  rocksdb::Status st =
+      db_->Get(rocksdb::ReadOptions(), access_, ToSlice(key), &value);
+  Access access;
+  if (st.IsNotFound()) return access;
+  AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading access times"));
+  DecodeAccess(value, &access.hits, &access.last_access_micros);
+  return access;
+}
+
+absl::StatusOr<RocksDbStore::Page> RocksDbStore::List(
+    absl::string_view page_token, int page_size) const {
+  if (page_size <= 0)
+    return absl::InvalidArgumentError("page_size must be positive");
+  Page page;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), entries_));
+  // The token is the last key of the previous page.
+  if (page_token.empty()) {
+    it->SeekToFirst();
+  } else {
+    it->Seek(ToSlice(page_token));
+    if (it->Valid() && it->key() == ToSlice(page_token)) it->Next();
+  }
+  for (; it->Valid(); it->Next()) {
+    if (static_cast<int>(page.entries.size()) == page_size) {
+      page.next_page_token = page.entries.back().key();
+      break;
+    }
+    v1::CacheEntry entry;
+    if (!entry.ParseFromArray(it->value().data(),
+                              static_cast<int>(it->value().size()))) {
+      return absl::DataLossError("a stored entry does not parse");
+    }
+    page.entries.push_back(std::move(entry));
+  }
+  AOTCACHE_RETURN_IF_ERROR(FromRocksDb(it->status(), "listing entries"));
+  return page;
+}
+
+absl::StatusOr<RocksDbStore::VerifyReport> RocksDbStore::Verify() {
+  VerifyReport report;
+  std::vector<std::string> bad;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), artifacts_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      ++report.checked;
+      std::string digest = it->key().ToString();
+      if (Sha256Hex(absl::string_view(it->value().data(),
+                                      it->value().size())) != digest) {
+        bad.push_back(digest);
+      }
+    }
+    AOTCACHE_RETURN_IF_ERROR(FromRocksDb(it->status(), "verifying artifacts"));
+  }
+  for (const std::string& d : bad) {
+    DigestLocks lock(this, {d});
+    AOTCACHE_RETURN_IF_ERROR(FromRocksDb(
+        db_->Delete(WriteOptions(), artifacts_, d), "dropping a bad artifact"));
+    report.corrupt.push_back(d);
+  }
+  return report;
+}
+
+}  // namespace aotcache

@@ -1,0 +1,139 @@
+// RocksDbStore: the persistent cache. Entries by key; artifacts by content
+// digest, shared by every entry that produces the same bytes and checked
+// against their digest on every read.
+//
+// On disk (schema version kStoreSchemaVersion; a mismatch on open is
+// FailedPrecondition, never a silent wipe), column families:
+//   entries    key (32 bytes)           -> CacheEntry
+//   artifacts  digest (64 hex chars)     -> artifact bytes
+//   refcounts  digest                    -> int64 LE, by merge (+1/-1)
+//   access     key                       -> uint64 LE hits, int64 LE last
+//                                           access micros, by merge
+//   meta       "schema_version"          -> decimal string
+// Open lists every column family; an unknown one is an error.
+//
+// Shared artifacts: every write that changes an entry's references updates
+// the reference counts in the same WriteBatch as the entry, under locks
+// striped by digest; an artifact is deleted only by a sweep that re-reads
+// its count under the same lock, so a concurrent put of an entry that
+// references it either lands before (the count is positive: kept) or after
+// (the bytes are written again in its own batch). Writes to one key are
+// serialized by locks striped by key, taken before digest locks.
+//
+// Durability is a named choice (StoreOptions::durability); the default keeps
+// the write-ahead log without syncing it: a process crash loses nothing, a
+// machine crash may lose the last writes.
+// Thread-safety: thread-safe; every method may be called concurrently.
+#ifndef AOTCACHE_CORE_STORE_ROCKSDB_STORE_H_
+#define AOTCACHE_CORE_STORE_ROCKSDB_STORE_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "aotcache/v1/store.pb.h"
+#include "rocksdb/db.h"
+
+namespace aotcache {
+
+inline constexpr int kStoreSchemaVersion = 1;
+
+enum class Durability {
+  kWalNoSync,  // Default: survives a process crash.
+  kSync,       // Every write synced: survives a machine crash; slower.
+  kNoWal,      // Fastest; a process crash may lose recent writes.
+};
+
+struct StoreOptions {
+  std::string path;
+  Durability durability = Durability::kWalNoSync;
+  int64_t block_cache_bytes = int64_t{64} << 20;
+  // Microseconds since the epoch; injected so tests need no sleeps.
+  std::function<int64_t()> now_micros;
+};
+
+class RocksDbStore {
+ public:
+  // FailedPrecondition for a store of another schema version or with
+  // unknown column families; Unavailable if another process holds it.
+  static absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(
+      StoreOptions options);
+  ~RocksDbStore();
+
+  // NotFound on a miss (not an error to log).
+  absl::StatusOr<v1::CacheEntry> Lookup(absl::string_view key) const;
+
+  // Writes `entry` (replacing any entry of its key) and, in the same batch,
+  // the artifacts it references that are given as (digest, bytes). A
+  // referenced digest not given must already be stored (FailedPrecondition
+  // otherwise).
+  absl::Status Put(
+      const v1::CacheEntry& entry,
+      const std::vector<std::pair<std::string, std::string>>& artifacts);
+
+  // NotFound if absent. Artifacts no entry references any more are deleted.
+  absl::Status Delete(absl::string_view key);
+
+  // The bytes of an artifact, checked against the digest. DataLoss when
+  // they do not match (the bad bytes are dropped: the caller recompiles),
+  // NotFound when absent.
+  absl::StatusOr<std::string> GetArtifact(absl::string_view digest);
+  bool HasArtifact(absl::string_view digest) const;
+  absl::StatusOr<int64_t> ReferenceCount(absl::string_view digest) const;
+
+  absl::Status RecordHit(absl::string_view key);
+  struct Access {
+    uint64_t hits = 0;
+    int64_t last_access_micros = 0;
+  };
+  absl::StatusOr<Access> GetAccess(absl::string_view key) const;
+
+  struct Page {
+    std::vector<v1::CacheEntry> entries;
+    std::string next_page_token;  // Empty on the last page.
+  };
+  absl::StatusOr<Page> List(absl::string_view page_token, int page_size) const;
+
+  // Re-hashes every artifact; drops and reports those whose bytes do not
+  // match their digest.
+  struct VerifyReport {
+    int64_t checked = 0;
+    std::vector<std::string> corrupt;
+  };
+  absl::StatusOr<VerifyReport> Verify();
+
+ private:
+  RocksDbStore() = default;
+
+  static constexpr int kStripes = 64;
+  absl::Mutex& KeyLock(absl::string_view key);
+  // Locks the stripes of `digests` in a fixed order; unlocks on destruction.
+  class DigestLocks;
+  // Deletes the artifacts among `digests` no entry references. Their digest
+  // locks must be held.
+  absl::Status Sweep(const std::vector<std::string>& digests);
+  rocksdb::WriteOptions WriteOptions() const;
+
+  StoreOptions options_;
+  std::array<absl::Mutex, kStripes> key_locks_;
+  std::array<absl::Mutex, kStripes> digest_locks_;
+  // Column family handles are destroyed before the DB (member order: db_
+  // is declared first, so it is destroyed last).
+  std::unique_ptr<rocksdb::DB> db_;
+  rocksdb::ColumnFamilyHandle* entries_ = nullptr;
+  rocksdb::ColumnFamilyHandle* artifacts_ = nullptr;
+  rocksdb::ColumnFamilyHandle* refcounts_ = nullptr;
+  rocksdb::ColumnFamilyHandle* access_ = nullptr;
+  rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // All, for cleanup.
+};
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_STORE_ROCKSDB_STORE_H_
