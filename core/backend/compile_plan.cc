@@ -61,9 +61,18 @@ absl::StatusOr<v1::Artifact> CompileBackward(const CompilePlan& plan,
     return absl::FailedPreconditionError(
         "an inference-mode function has no backward");
   }
-  ArtifactSpec spec = plan.backward_spec;
+  return CompileBackwardGraph(*plan.backward_graph, plan.backward_spec.convention,
+                              forward, backend);
+}
+
+absl::StatusOr<v1::Artifact> CompileBackwardGraph(
+    const v1::Graph& backward_graph, const v1::CallingConvention& roles,
+    const v1::Artifact& forward, const Backend& backend) {
+  ArtifactSpec spec;
+  spec.kind = v1::ARTIFACT_KIND_BACKWARD;
+  spec.convention = roles;
   spec.pairs_with = forward.calling_convention_hash();
-  return backend.Compile(*plan.backward_graph, spec);
+  return backend.Compile(backward_graph, spec);
 }
 
 }  // namespace aotcache

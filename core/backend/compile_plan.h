@@ -30,6 +30,10 @@ absl::StatusOr<v1::Artifact> CompileForward(const CompilePlan& plan,
 absl::StatusOr<v1::Artifact> CompileBackward(const CompilePlan& plan,
                                              const v1::Artifact& forward,
                                              const Backend& backend);
+// The same from what a cache entry keeps: the backward graph and its roles.
+absl::StatusOr<v1::Artifact> CompileBackwardGraph(
+    const v1::Graph& backward_graph, const v1::CallingConvention& roles,
+    const v1::Artifact& forward, const Backend& backend);
 
 }  // namespace aotcache
 

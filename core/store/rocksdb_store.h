@@ -10,7 +10,10 @@
 //   access     key                       -> uint64 LE hits, int64 LE last
 //                                           access micros, by merge
 //   meta       "schema_version"          -> decimal string
-// Open lists every column family; an unknown one is an error.
+// Open lists every column family; an unknown one is an error. Any other tool
+// that opens this database must set the same merge operators on refcounts
+// and access: without them RocksDB cannot flush those families, and the
+// open loses recent writes (seen in tests).
 //
 // Shared artifacts: every write that changes an entry's references updates
 // the reference counts in the same WriteBatch as the entry, under locks
@@ -38,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "aotcache/v1/store.pb.h"
+#include "core/store/entry_store.h"
 #include "rocksdb/db.h"
 
 namespace aotcache {
@@ -58,7 +62,7 @@ struct StoreOptions {
   std::function<int64_t()> now_micros;
 };
 
-class RocksDbStore {
+class RocksDbStore final : public EntryStore {
  public:
   // FailedPrecondition for a store of another schema version or with
   // unknown column families; Unavailable if another process holds it.
@@ -67,15 +71,15 @@ class RocksDbStore {
   ~RocksDbStore();
 
   // NotFound on a miss (not an error to log).
-  absl::StatusOr<v1::CacheEntry> Lookup(absl::string_view key) const;
+  absl::StatusOr<v1::CacheEntry> Lookup(absl::string_view key) const override;
 
   // Writes `entry` (replacing any entry of its key) and, in the same batch,
   // the artifacts it references that are given as (digest, bytes). A
   // referenced digest not given must already be stored (FailedPrecondition
   // otherwise).
-  absl::Status Put(
-      const v1::CacheEntry& entry,
-      const std::vector<std::pair<std::string, std::string>>& artifacts);
+  absl::Status Put(const v1::CacheEntry& entry,
+                   const std::vector<std::pair<std::string, std::string>>&
+                       artifacts) override;
 
   // NotFound if absent. Artifacts no entry references any more are deleted.
   absl::Status Delete(absl::string_view key);
@@ -83,11 +87,11 @@ class RocksDbStore {
   // The bytes of an artifact, checked against the digest. DataLoss when
   // they do not match (the bad bytes are dropped: the caller recompiles),
   // NotFound when absent.
-  absl::StatusOr<std::string> GetArtifact(absl::string_view digest);
+  absl::StatusOr<std::string> GetArtifact(absl::string_view digest) override;
   bool HasArtifact(absl::string_view digest) const;
   absl::StatusOr<int64_t> ReferenceCount(absl::string_view digest) const;
 
-  absl::Status RecordHit(absl::string_view key);
+  absl::Status RecordHit(absl::string_view key) override;
   struct Access {
     uint64_t hits = 0;
     int64_t last_access_micros = 0;

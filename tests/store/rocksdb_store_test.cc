@@ -16,6 +16,7 @@
 #include "core/key/digest.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
+#include "tests/testing/raw_store.h"
 
 namespace aotcache {
 namespace {
@@ -64,28 +65,6 @@ std::pair<std::string, std::string> Artifact(const std::string& bytes) {
   return {Sha256Hex(bytes), bytes};
 }
 
-// Opens the raw database with every column family, for tests that tamper.
-std::unique_ptr<rocksdb::DB> OpenRaw(
-    const std::string& path,
-    std::vector<rocksdb::ColumnFamilyHandle*>* handles) {
-  std::vector<std::string> names;
-  rocksdb::DB::ListColumnFamilies(rocksdb::Options(), path, &names);
-  std::vector<rocksdb::ColumnFamilyDescriptor> families;
-  for (const std::string& n : names)
-    families.emplace_back(n, rocksdb::ColumnFamilyOptions());
-  rocksdb::DB* db = nullptr;
-  rocksdb::DBOptions options;
-  rocksdb::Status st = rocksdb::DB::Open(options, path, families, handles, &db);
-  EXPECT_TRUE(st.ok()) << st.ToString();
-  return std::unique_ptr<rocksdb::DB>(db);
-}
-
-void CloseRaw(std::unique_ptr<rocksdb::DB> db,
-              std::vector<rocksdb::ColumnFamilyHandle*>& h) {
-  for (auto* handle : h) db->DestroyColumnFamilyHandle(handle);
-  db.reset();
-}
-
 TEST(RocksDbStoreTest, EntriesAndArtifactsPersistAcrossReopen) {
   TempDir dir;
   auto art = Artifact("forward artifact bytes");
@@ -120,15 +99,11 @@ TEST(RocksDbStoreTest, OtherSchemaVersionIsRefusedNotWiped) {
   TempDir dir;
   auto art = Artifact("x");
   { OpenOrDie(dir.path())->Put(Entry(Key(1), art.first), {art}).IgnoreError(); }
-  {
-    std::vector<rocksdb::ColumnFamilyHandle*> h;
-    auto db = OpenRaw(dir.path(), &h);
-    for (auto* cf : h) {
-      if (cf->GetName() == "meta")
-        db->Put(rocksdb::WriteOptions(), cf, "schema_version", "99");
-    }
-    CloseRaw(std::move(db), h);
-  }
+  testing::EditRawStore(dir.path(), [](rocksdb::DB* db, const std::string& name,
+                                       rocksdb::ColumnFamilyHandle* cf) {
+    if (name == "meta")
+      db->Put(rocksdb::WriteOptions(), cf, "schema_version", "99");
+  });
   StoreOptions options;
   options.path = dir.path();
   auto store = RocksDbStore::Open(options);
@@ -141,16 +116,15 @@ TEST(RocksDbStoreTest, OtherSchemaVersionIsRefusedNotWiped) {
 TEST(RocksDbStoreTest, UnknownColumnFamilyIsRefused) {
   TempDir dir;
   { OpenOrDie(dir.path()); }
-  {
-    std::vector<rocksdb::ColumnFamilyHandle*> h;
-    auto db = OpenRaw(dir.path(), &h);
+  testing::EditRawStore(dir.path(), [](rocksdb::DB* db, const std::string& name,
+                                       rocksdb::ColumnFamilyHandle*) {
+    if (name != "meta") return;
     rocksdb::ColumnFamilyHandle* extra = nullptr;
     ASSERT_TRUE(db->CreateColumnFamily(rocksdb::ColumnFamilyOptions(),
                                        "strange", &extra)
                     .ok());
-    h.push_back(extra);
-    CloseRaw(std::move(db), h);
-  }
+    db->DestroyColumnFamilyHandle(extra);
+  });
   StoreOptions options;
   options.path = dir.path();
   auto store = RocksDbStore::Open(options);
@@ -168,18 +142,15 @@ TEST(RocksDbStoreTest, CorruptArtifactIsNeverServedAndVerifyRepairs) {
     ASSERT_TRUE(store->Put(Entry(Key(1), a.first), {a}).ok());
     ASSERT_TRUE(store->Put(Entry(Key(2), b.first), {b}).ok());
   }
-  {
-    std::vector<rocksdb::ColumnFamilyHandle*> h;
-    auto db = OpenRaw(dir.path(), &h);
-    for (auto* cf : h) {
-      if (cf->GetName() == "artifacts") {
+  testing::EditRawStore(
+      dir.path(), [&](rocksdb::DB* db, const std::string& name,
+                      rocksdb::ColumnFamilyHandle* cf) {
+        if (name != "artifacts") return;
         db->Put(rocksdb::WriteOptions(), cf, a.first, "tampered");
         db->Put(rocksdb::WriteOptions(), cf, b.first, "tampered too");
-      }
-    }
-    CloseRaw(std::move(db), h);
-  }
+      });
   auto store = OpenOrDie(dir.path());
+  EXPECT_TRUE(store->Lookup(Key(1)).ok()) << store->Lookup(Key(1)).status();
   absl::StatusOr<std::string> read = store->GetArtifact(a.first);
   EXPECT_TRUE(absl::IsDataLoss(read.status())) << read.status();
   EXPECT_TRUE(

@@ -1,0 +1,274 @@
+#include "core/cache/cache.h"
+
+#include <chrono>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/analysis/analyze.h"
+#include "core/backend/compile_plan.h"
+#include "core/graph/deterministic_bytes.h"
+#include "core/key/digest.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+namespace {
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int64_t ConstantBytes(const v1::Graph& g) {
+  int64_t n = 0;
+  for (const v1::Constant& c : g.constants())
+    n += static_cast<int64_t>(c.data().size());
+  return n;
+}
+
+BackwardState StateOf(const v1::CacheEntry& e) {
+  if (e.mode() != v1::MODE_TRAINING) return BackwardState::kNone;
+  return e.backward_digest().empty() ? BackwardState::kPending
+                                     : BackwardState::kReady;
+}
+
+}  // namespace
+
+struct Cache::Analyzed {
+  std::unique_ptr<v1::Graph> graph;  // The analysis points into it.
+  Analysis analysis;
+  std::string key;
+  std::string bypass_reason;
+};
+
+Cache::Cache(EntryStore* store, const Backend* backend, CacheOptions options)
+    : store_(store), backend_(backend), options_(std::move(options)) {}
+
+absl::StatusOr<Cache::Analyzed> Cache::AnalyzeRequest(
+    const CompileRequest& request) const {
+  Analyzed a;
+  a.graph = std::make_unique<v1::Graph>(request.graph);
+  AOTCACHE_ASSIGN_OR_RETURN(
+      a.analysis, Analyze(*a.graph, request.options, options_.limits));
+  KeyContext context;
+  context.pipeline_version = options_.pipeline_version.empty()
+                                 ? PipelineVersion()
+                                 : options_.pipeline_version;
+  context.target = request.target;
+  context.backend_name = std::string(backend_->name());
+  context.backend_version = std::string(backend_->version());
+  CacheKey key = ComputeKey(a.analysis.graph, a.analysis.view_and_mutation,
+                            a.analysis.mode, request.options, context);
+  a.key.assign(reinterpret_cast<const char*>(key.bytes.data()),
+               key.bytes.size());
+  a.bypass_reason = a.analysis.uncacheable_reason;
+  if (a.bypass_reason.empty() &&
+      ConstantBytes(request.graph) > options_.max_cached_constant_bytes) {
+    a.bypass_reason =
+        absl::StrCat("constants of ", ConstantBytes(request.graph),
+                     " bytes exceed the cacheable limit of ",
+                     options_.max_cached_constant_bytes);
+  }
+  return a;
+}
+
+void Cache::Save(
+    const v1::CacheEntry& entry,
+    const std::vector<std::pair<std::string, std::string>>& artifacts) {
+  absl::Status st = store_ == nullptr ? absl::UnavailableError("no store")
+                                      : store_->Put(entry, artifacts);
+  absl::MutexLock lock(&mu_);
+  if (!st.ok()) {
+    ++counters_.save_failures;
+    return;
+  }
+  ++counters_.saves;
+  for (const auto& [digest, bytes] : artifacts)
+    counters_.bytes_stored += bytes.size();
+}
+
+absl::StatusOr<CompileResult> Cache::CompileAndStore(
+    const CompileRequest& request, Analyzed& a) {
+  auto start = std::chrono::steady_clock::now();
+  AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan, PlanCompilation(a.analysis));
+  AOTCACHE_ASSIGN_OR_RETURN(v1::Artifact forward,
+                            CompileForward(plan, *backend_));
+  double seconds = SecondsSince(start);
+  CompileResult result;
+  result.key = a.key;
+  result.mode = a.analysis.mode;
+  result.metadata = plan.metadata;
+  result.forward = forward;
+  result.compile_seconds = seconds;
+  if (!a.bypass_reason.empty()) {
+    result.status = ForwardStatus::kBypass;
+    result.bypass_reason = a.bypass_reason;
+    absl::MutexLock lock(&mu_);
+    ++counters_.bypasses;
+    ++counters_.bypass_reasons[a.analysis.uncacheable_reason.empty()
+                                   ? "constants too large"
+                                   : "random ops"];
+    return result;
+  }
+  result.status = ForwardStatus::kMiss;
+  result.backward = a.analysis.mode == v1::MODE_TRAINING
+                        ? BackwardState::kPending
+                        : BackwardState::kNone;
+  v1::CacheEntry entry;
+  entry.set_key(a.key);
+  entry.set_mode(a.analysis.mode);
+  *entry.mutable_metadata() = plan.metadata;
+  *entry.mutable_graph() = request.graph;
+  *entry.mutable_options() = request.options;
+  *entry.mutable_target() = request.target;
+  entry.set_backend(std::string(backend_->name()));
+  std::string bytes = DeterministicBytes(forward);
+  entry.set_forward_digest(Sha256Hex(bytes));
+  entry.set_forward_bytes(static_cast<int64_t>(bytes.size()));
+  entry.set_forward_compile_seconds(seconds);
+  if (plan.backward_graph.has_value()) {
+    *entry.mutable_backward_graph() = *plan.backward_graph;
+    *entry.mutable_backward_convention() = plan.backward_spec.convention;
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    ++counters_.misses;
+  }
+  // Persisted before the answer leaves.
+  Save(entry, {{entry.forward_digest(), bytes}});
+  return result;
+}
+
+absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
+  AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(request));
+  if (!a.bypass_reason.empty()) return CompileAndStore(request, a);
+  if (store_ != nullptr) {
+    absl::StatusOr<v1::CacheEntry> entry = store_->Lookup(a.key);
+    if (entry.ok()) {
+      absl::StatusOr<std::string> bytes =
+          store_->GetArtifact(entry->forward_digest());
+      v1::Artifact forward;
+      if (bytes.ok() && forward.ParseFromString(*bytes)) {
+        store_->RecordHit(a.key).IgnoreError();  // Bookkeeping only.
+        CompileResult result;
+        result.key = a.key;
+        result.mode = entry->mode();
+        result.status = ForwardStatus::kHit;
+        result.backward = StateOf(*entry);
+        result.metadata = entry->metadata();
+        result.forward = std::move(forward);
+        result.compile_seconds = entry->forward_compile_seconds();
+        absl::MutexLock lock(&mu_);
+        ++counters_.hits;
+        counters_.compile_seconds_saved += entry->forward_compile_seconds();
+        return result;
+      }
+      if (absl::IsDataLoss(bytes.status())) {
+        absl::MutexLock lock(&mu_);
+        ++counters_.corrupt_artifacts;  // Never served: recompiled below.
+      }
+    }
+  }
+  return forward_flights_.Do(a.key,
+                             [&] { return CompileAndStore(request, a); });
+}
+
+absl::StatusOr<v1::Artifact> Cache::GetBackward(const std::string& key,
+                                                const CompileRequest* request) {
+  return backward_flights_.Do(key, [&]() -> absl::StatusOr<v1::Artifact> {
+    absl::StatusOr<v1::CacheEntry> entry =
+        store_ != nullptr ? store_->Lookup(key)
+                          : absl::NotFoundError("no store");
+    v1::Artifact forward;
+    bool have_forward = false;
+    if (!entry.ok()) {
+      // Rebuild the entry from the request: deleted, evicted or never saved.
+      if (request == nullptr) {
+        return absl::NotFoundError(
+            "no entry for this key; send the graph to rebuild it");
+      }
+      AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(*request));
+      if (a.key != key) {
+        return absl::InvalidArgumentError(
+            "the graph sent does not have this key");
+      }
+      if (a.analysis.mode != v1::MODE_TRAINING) {
+        return absl::FailedPreconditionError(
+            "an inference-mode function has no backward");
+      }
+      AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan, PlanCompilation(a.analysis));
+      AOTCACHE_ASSIGN_OR_RETURN(forward, CompileForward(plan, *backend_));
+      have_forward = true;
+      v1::CacheEntry rebuilt;
+      rebuilt.set_key(key);
+      rebuilt.set_mode(a.analysis.mode);
+      *rebuilt.mutable_metadata() = plan.metadata;
+      *rebuilt.mutable_graph() = request->graph;
+      *rebuilt.mutable_options() = request->options;
+      *rebuilt.mutable_target() = request->target;
+      rebuilt.set_backend(std::string(backend_->name()));
+      *rebuilt.mutable_backward_graph() = *plan.backward_graph;
+      *rebuilt.mutable_backward_convention() = plan.backward_spec.convention;
+      entry = std::move(rebuilt);
+    }
+    if (entry->mode() != v1::MODE_TRAINING) {
+      return absl::FailedPreconditionError(
+          "an inference-mode function has no backward");
+    }
+    if (!entry->backward_digest().empty()) {
+      absl::StatusOr<std::string> bytes =
+          store_->GetArtifact(entry->backward_digest());
+      v1::Artifact backward;
+      if (bytes.ok() && backward.ParseFromString(*bytes)) {
+        absl::MutexLock lock(&mu_);
+        ++counters_.backward_hits;
+        counters_.compile_seconds_saved += entry->backward_compile_seconds();
+        return backward;
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> artifacts;
+    if (!have_forward) {
+      absl::StatusOr<std::string> bytes =
+          store_->GetArtifact(entry->forward_digest());
+      if (!bytes.ok() || !forward.ParseFromString(*bytes)) {
+        // The forward is gone or corrupt: compile it again from the entry.
+        AOTCACHE_ASSIGN_OR_RETURN(
+            Analyzed a, AnalyzeRequest({entry->graph(), entry->options(),
+                                        entry->target()}));
+        AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan,
+                                  PlanCompilation(a.analysis));
+        AOTCACHE_ASSIGN_OR_RETURN(forward, CompileForward(plan, *backend_));
+        have_forward = true;
+      }
+    }
+    if (have_forward) {
+      std::string bytes = DeterministicBytes(forward);
+      entry->set_forward_digest(Sha256Hex(bytes));
+      entry->set_forward_bytes(static_cast<int64_t>(bytes.size()));
+      artifacts.emplace_back(entry->forward_digest(), std::move(bytes));
+    }
+    auto start = std::chrono::steady_clock::now();
+    AOTCACHE_ASSIGN_OR_RETURN(
+        v1::Artifact backward,
+        CompileBackwardGraph(entry->backward_graph(),
+                             entry->backward_convention(), forward, *backend_));
+    std::string bytes = DeterministicBytes(backward);
+    entry->set_backward_digest(Sha256Hex(bytes));
+    entry->set_backward_bytes(static_cast<int64_t>(bytes.size()));
+    entry->set_backward_compile_seconds(SecondsSince(start));
+    artifacts.emplace_back(entry->backward_digest(), std::move(bytes));
+    {
+      absl::MutexLock lock(&mu_);
+      ++counters_.backward_compiles;
+    }
+    Save(*entry, artifacts);
+    return backward;
+  });
+}
+
+CacheCounters Cache::counters() const {
+  absl::MutexLock lock(&mu_);
+  return counters_;
+}
+
+}  // namespace aotcache

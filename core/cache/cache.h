@@ -1,0 +1,113 @@
+// Cache: lookup-or-compile. Compile validates and analyzes a request, keys
+// it, and answers from the store (hit) or compiles and stores the forward
+// (miss; identical concurrent misses compile once). Training entries keep
+// their backward graph; the backward artifact is compiled the first time any
+// client asks (GetBackward) and stored for everyone after. Graphs whose
+// results depend on torch's RNG, or whose constants are too large, are
+// compiled and not stored (bypass). A failure to store never fails a
+// request: the answer carries the artifact and a counter goes up.
+// Thread-safety: thread-safe; the store and backend must outlive the cache.
+#ifndef AOTCACHE_CORE_CACHE_CACHE_H_
+#define AOTCACHE_CORE_CACHE_CACHE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "aotcache/v1/artifact.pb.h"
+#include "aotcache/v1/store.pb.h"
+#include "core/backend/backend.h"
+#include "core/cache/single_flight.h"
+#include "core/graph/validate.h"
+#include "core/key/cache_key.h"
+#include "core/store/entry_store.h"
+
+namespace aotcache {
+
+struct CacheOptions {
+  GraphLimits limits;
+  // Graphs with more constant bytes than this are compiled, not stored.
+  int64_t max_cached_constant_bytes = int64_t{1} << 20;
+  // Overrides the build's pipeline version (tests).
+  std::string pipeline_version;
+};
+
+struct CompileRequest {
+  v1::Graph graph;
+  v1::CompileOptions options;
+  v1::Target target;
+};
+
+enum class ForwardStatus { kHit, kMiss, kBypass };
+enum class BackwardState { kNone, kPending, kReady };
+
+struct CompileResult {
+  std::string key;  // The 32-byte key.
+  v1::Mode mode = v1::MODE_UNSPECIFIED;
+  ForwardStatus status = ForwardStatus::kMiss;
+  std::string bypass_reason;
+  BackwardState backward = BackwardState::kNone;
+  v1::FunctionMetadata metadata;
+  v1::Artifact forward;
+  double compile_seconds = 0;  // Of the forward, when compiled or recorded.
+};
+
+struct CacheCounters {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t bypasses = 0;
+  std::map<std::string, int64_t> bypass_reasons;
+  int64_t saves = 0;
+  int64_t save_failures = 0;
+  int64_t backward_compiles = 0;
+  int64_t backward_hits = 0;
+  int64_t bytes_stored = 0;
+  double compile_seconds_saved = 0;
+  int64_t corrupt_artifacts = 0;
+};
+
+class Cache {
+ public:
+  Cache(EntryStore* store, const Backend* backend, CacheOptions options);
+
+  // InvalidArgument / ResourceExhausted for a bad or oversize request.
+  absl::StatusOr<CompileResult> Compile(const CompileRequest& request);
+
+  // The backward artifact of a training entry, compiled on first request.
+  // `request` rebuilds the entry if it is gone (deleted, evicted, or never
+  // saved); its key must be `key` (InvalidArgument otherwise).
+  // FailedPrecondition for an inference entry.
+  absl::StatusOr<v1::Artifact> GetBackward(const std::string& key,
+                                           const CompileRequest* request);
+
+  CacheCounters counters() const;
+  // Requests currently waiting for an identical in-flight compile.
+  int64_t waiting() const {
+    return forward_flights_.waiting() + backward_flights_.waiting();
+  }
+
+ private:
+  struct Analyzed;
+  absl::StatusOr<Analyzed> AnalyzeRequest(const CompileRequest& request) const;
+  absl::StatusOr<CompileResult> CompileAndStore(const CompileRequest& request,
+                                                Analyzed& analyzed);
+  void Save(const v1::CacheEntry& entry,
+            const std::vector<std::pair<std::string, std::string>>& artifacts);
+
+  EntryStore* store_;
+  const Backend* backend_;
+  const CacheOptions options_;
+  SingleFlight<CompileResult> forward_flights_;
+  SingleFlight<v1::Artifact> backward_flights_;
+
+  mutable absl::Mutex mu_;
+  CacheCounters counters_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_CACHE_CACHE_H_

@@ -1,0 +1,338 @@
+// The cache over a real RocksDB store in a temp dir and the reference
+// backend: hits, misses and bypasses, persistence, lazy backward across
+// "processes" (cache instances), single-flight, corruption, store failures.
+#include "core/cache/cache.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "core/backend/reference_backend.h"
+#include "core/graph/deterministic_bytes.h"
+#include "core/key/digest.h"
+#include "core/store/merge_operators.h"
+#include "core/store/rocksdb_store.h"
+#include "gtest/gtest.h"
+#include "rocksdb/db.h"
+#include "tests/testing/fixtures.h"
+#include "tests/testing/raw_store.h"
+
+namespace aotcache {
+namespace {
+
+// Column family options as the store sets them (merge operators matter:
+// without them RocksDB cannot flush the counts, and the open loses data).
+rocksdb::ColumnFamilyOptions RawOptions(const std::string& name) {
+  rocksdb::ColumnFamilyOptions cf;
+  if (name == "refcounts") cf.merge_operator = NewCountMergeOperator();
+  if (name == "access") cf.merge_operator = NewAccessMergeOperator();
+  if (name == "artifacts") {
+    cf.enable_blob_files = true;
+    cf.min_blob_size = 4096;
+  }
+  return cf;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = ::testing::TempDir() + "/aotcache_cache_XXXXXX";
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::unique_ptr<RocksDbStore> OpenStore(const std::string& path) {
+  StoreOptions options;
+  options.path = path;
+  auto store = RocksDbStore::Open(options);
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? *std::move(store) : nullptr;
+}
+
+CompileRequest Request(const std::string& fixture) {
+  CompileRequest r;
+  r.graph = testing::LoadGraphOrDie("graphs/" + fixture);
+  r.target.set_arch("x86_64");
+  r.target.set_abi("linux-gnu");
+  return r;
+}
+
+// The reference backend, counting its compiles; the first forward compile
+// can be held until a condition lets it go.
+class CountingBackend final : public Backend {
+ public:
+  absl::string_view name() const override { return inner_.name(); }
+  absl::string_view version() const override { return inner_.version(); }
+  absl::StatusOr<v1::Artifact> Compile(
+      const v1::Graph& graph, const ArtifactSpec& spec) const override {
+    if (spec.kind == v1::ARTIFACT_KIND_BACKWARD) {
+      ++backward_compiles;
+    } else {
+      ++forward_compiles;
+      if (hold_first && forward_compiles == 1) hold_first();
+    }
+    return inner_.Compile(graph, spec);
+  }
+  mutable std::atomic<int> forward_compiles{0};
+  mutable std::atomic<int> backward_compiles{0};
+  std::function<void()> hold_first;
+
+ private:
+  ReferenceBackend inner_;
+};
+
+TEST(CacheTest, MissThenHitWithTheSameArtifact) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CountingBackend backend;
+  Cache cache(store.get(), &backend, {});
+  auto first = cache.Compile(Request("mlp_mse__rg.json"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->status, ForwardStatus::kMiss);
+  EXPECT_EQ(first->mode, v1::MODE_TRAINING);
+  EXPECT_EQ(first->backward, BackwardState::kPending);
+  auto second = cache.Compile(Request("mlp_mse__rg.json"));
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->status, ForwardStatus::kHit);
+  EXPECT_EQ(DeterministicBytes(second->forward),
+            DeterministicBytes(first->forward));
+  EXPECT_EQ(backend.forward_compiles, 1);
+  CacheCounters c = cache.counters();
+  EXPECT_EQ(c.hits, 1);
+  EXPECT_EQ(c.misses, 1);
+  EXPECT_EQ(c.saves, 1);
+  EXPECT_GT(c.bytes_stored, 0);
+}
+
+TEST(CacheTest, EntriesSurviveARestart) {
+  TempDir dir;
+  CountingBackend backend;
+  {
+    auto store = OpenStore(dir.path());
+    Cache cache(store.get(), &backend, {});
+    ASSERT_TRUE(cache.Compile(Request("layer_norm_softmax__nrg.json")).ok());
+  }
+  auto store = OpenStore(dir.path());
+  Cache cache(store.get(), &backend, {});
+  auto result = cache.Compile(Request("layer_norm_softmax__nrg.json"));
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->status, ForwardStatus::kHit);
+  EXPECT_EQ(result->backward, BackwardState::kNone);
+}
+
+TEST(CacheTest, RandomOpsBypassTheStore) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CountingBackend backend;
+  Cache cache(store.get(), &backend, {});
+  v1::Graph g = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "d", "op": "aten.native_dropout.default", "args": [{"node": "x"}, {"float": 0.5}, {"bool": true}],
+       "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "out", "op": "getitem", "args": [{"node": "d"}, {"int": 0}]}
+    ],
+    "outputs": ["out"]
+  })json");
+  CompileRequest request;
+  request.graph = g;
+  for (int i = 0; i < 2; ++i) {
+    auto result = cache.Compile(request);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->status, ForwardStatus::kBypass);
+    EXPECT_NE(result->bypass_reason.find("native_dropout"), std::string::npos);
+    EXPECT_TRUE(absl::IsNotFound(store->Lookup(result->key).status()));
+  }
+  EXPECT_EQ(cache.counters().bypasses, 2);
+  EXPECT_EQ(cache.counters().bypass_reasons.at("random ops"), 2);
+}
+
+TEST(CacheTest, LazyBackwardAcrossProcesses) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CountingBackend backend;
+  std::string key;
+  {  // Process 1: forward only, never runs backward.
+    Cache cache(store.get(), &backend, {});
+    auto r = cache.Compile(Request("mlp_mse__rg.json"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, ForwardStatus::kMiss);
+    key = r->key;
+  }
+  {  // Process 2: hits the forward; the backward is still pending.
+    Cache cache(store.get(), &backend, {});
+    auto r = cache.Compile(Request("mlp_mse__rg.json"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, ForwardStatus::kHit);
+    EXPECT_EQ(r->backward, BackwardState::kPending);
+  }
+  {  // Process 3: asks for the backward, which is compiled now.
+    Cache cache(store.get(), &backend, {});
+    auto bw = cache.GetBackward(key, nullptr);
+    ASSERT_TRUE(bw.ok()) << bw.status();
+    EXPECT_EQ(bw->kind(), v1::ARTIFACT_KIND_BACKWARD);
+    EXPECT_EQ(cache.counters().backward_compiles, 1);
+  }
+  {  // Process 4: hits both.
+    Cache cache(store.get(), &backend, {});
+    auto r = cache.Compile(Request("mlp_mse__rg.json"));
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->backward, BackwardState::kReady);
+    auto bw = cache.GetBackward(key, nullptr);
+    ASSERT_TRUE(bw.ok());
+    EXPECT_EQ(bw->pairs_with(), r->forward.calling_convention_hash());
+    EXPECT_EQ(cache.counters().backward_hits, 1);
+    EXPECT_EQ(cache.counters().backward_compiles, 0);
+  }
+  EXPECT_EQ(backend.forward_compiles, 1);
+  EXPECT_EQ(backend.backward_compiles, 1);
+}
+
+TEST(CacheTest, BackwardOfAnInferenceEntryIsAFailedPrecondition) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CountingBackend backend;
+  Cache cache(store.get(), &backend, {});
+  auto r = cache.Compile(Request("mlp_mse__nrg.json"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(cache.GetBackward(r->key, nullptr).status()));
+}
+
+TEST(CacheTest, BackwardIsObtainableAfterTheEntryIsDeleted) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CountingBackend backend;
+  Cache cache(store.get(), &backend, {});
+  CompileRequest request = Request("layer_norm_softmax__rg.json");
+  auto r = cache.Compile(request);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(store->Delete(r->key).ok());
+  EXPECT_TRUE(absl::IsNotFound(cache.GetBackward(r->key, nullptr).status()));
+  CompileRequest other = Request("mlp_mse__rg.json");
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(cache.GetBackward(r->key, &other).status()));
+  auto bw = cache.GetBackward(r->key, &request);
+  ASSERT_TRUE(bw.ok()) << bw.status();
+  EXPECT_EQ(bw->pairs_with(), r->forward.calling_convention_hash());
+}
+
+TEST(CacheTest, IdenticalConcurrentMissesCompileOnce) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CountingBackend backend;
+  Cache cache(store.get(), &backend, {});
+  constexpr int kClients = 16;
+  // The first compile waits until the 15 others are waiting for it (with a
+  // deadline: without single-flight they never wait, and the count of
+  // compiles below fails instead of the test hanging).
+  backend.hold_first = [&] {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (cache.waiting() < kClients - 1 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+  };
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&] {
+      if (cache.Compile(Request("assorted_ops__rg.json")).ok()) ++ok;
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok.load(), kClients);
+  EXPECT_EQ(backend.forward_compiles.load(), 1);
+  EXPECT_EQ(cache.counters().misses, 1);
+}
+
+TEST(CacheTest, CorruptArtifactIsRecompiledNeverServed) {
+  TempDir dir;
+  CountingBackend backend;
+  std::string digest;
+  {
+    auto store = OpenStore(dir.path());
+    Cache cache(store.get(), &backend, {});
+    auto r = cache.Compile(Request("mlp_mse__nrg.json"));
+    ASSERT_TRUE(r.ok());
+    digest = Sha256Hex(DeterministicBytes(r->forward));
+  }
+  // Alter the stored bytes behind the store's back.
+  testing::EditRawStore(
+      dir.path(), [&](rocksdb::DB* db, const std::string& name,
+                      rocksdb::ColumnFamilyHandle* cf) {
+        if (name == "artifacts")
+          db->Put(rocksdb::WriteOptions(), cf, digest, "garbage");
+      });
+  auto store = OpenStore(dir.path());
+  Cache cache(store.get(), &backend, {});
+  auto r = cache.Compile(Request("mlp_mse__nrg.json"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, ForwardStatus::kMiss);  // Recompiled, not served.
+  EXPECT_EQ(Sha256Hex(DeterministicBytes(r->forward)), digest);
+  EXPECT_EQ(cache.counters().corrupt_artifacts, 1);
+  auto again = cache.Compile(Request("mlp_mse__nrg.json"));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->status, ForwardStatus::kHit);
+  auto report = store->Verify();
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->corrupt.empty());
+}
+
+// A store whose writes fail as a full disk would.
+class FullDiskStore final : public EntryStore {
+ public:
+  absl::StatusOr<v1::CacheEntry> Lookup(absl::string_view) const override {
+    return absl::NotFoundError("empty");
+  }
+  absl::Status Put(
+      const v1::CacheEntry&,
+      const std::vector<std::pair<std::string, std::string>>&) override {
+    return absl::ResourceExhaustedError("disk full");
+  }
+  absl::StatusOr<std::string> GetArtifact(absl::string_view) override {
+    return absl::NotFoundError("empty");
+  }
+  absl::Status RecordHit(absl::string_view) override {
+    return absl::OkStatus();
+  }
+};
+
+TEST(CacheTest, AFailureToStoreNeverFailsTheRequest) {
+  FullDiskStore store;
+  CountingBackend backend;
+  Cache cache(&store, &backend, {});
+  auto r = cache.Compile(Request("mlp_mse__rg.json"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->status, ForwardStatus::kMiss);
+  EXPECT_TRUE(r->forward.payload().size() > 0);
+  EXPECT_EQ(cache.counters().save_failures, 1);
+  CompileRequest request = Request("mlp_mse__rg.json");
+  auto bw = cache.GetBackward(r->key, &request);  // Rebuilt from the request.
+  ASSERT_TRUE(bw.ok()) << bw.status();
+}
+
+TEST(CacheTest, BadRequestsAreInvalidArgument) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CountingBackend backend;
+  Cache cache(store.get(), &backend, {});
+  CompileRequest request = Request("mlp_mse__rg.json");
+  request.graph.mutable_nodes(0)->set_op("aten.nope.default");
+  auto r = cache.Compile(request);
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+  EXPECT_EQ(backend.forward_compiles, 0);
+}
+
+}  // namespace
+}  // namespace aotcache
