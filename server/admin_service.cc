@@ -1,0 +1,77 @@
+#include "server/admin_service.h"
+
+#include "server/grpc_status.h"
+
+namespace aotcache {
+
+grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
+                                     const v1::StatsRequest*,
+                                     v1::StatsResponse* response) {
+  CacheCounters c = cache_->counters();
+  response->set_hits(c.hits);
+  response->set_misses(c.misses);
+  response->set_bypasses(c.bypasses);
+  for (const auto& [reason, n] : c.bypass_reasons) {
+    (*response->mutable_bypass_reasons())[reason] = n;
+  }
+  response->set_saves(c.saves);
+  response->set_save_failures(c.save_failures);
+  response->set_backward_compiles(c.backward_compiles);
+  response->set_backward_hits(c.backward_hits);
+  response->set_bytes_stored(c.bytes_stored);
+  response->set_compile_seconds_saved(c.compile_seconds_saved);
+  response->set_corrupt_artifacts(c.corrupt_artifacts);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminServiceImpl::ListEntries(
+    grpc::ServerContext*, const v1::ListEntriesRequest* request,
+    v1::ListEntriesResponse* response) {
+  int page_size = request->page_size() > 0 ? request->page_size() : 100;
+  absl::StatusOr<RocksDbStore::Page> page =
+      store_->List(request->page_token(), page_size);
+  if (!page.ok()) return ToGrpc(page.status());
+  for (const v1::CacheEntry& e : page->entries) {
+    v1::EntrySummary* s = response->add_entries();
+    s->set_key(e.key());
+    s->set_mode(e.mode());
+    s->set_forward_digest(e.forward_digest());
+    s->set_backward_digest(e.backward_digest());
+    s->set_forward_bytes(e.forward_bytes());
+    s->set_backward_bytes(e.backward_bytes());
+    absl::StatusOr<RocksDbStore::Access> access = store_->GetAccess(e.key());
+    if (access.ok()) {
+      s->set_hits(access->hits);
+      s->set_last_access_micros(access->last_access_micros);
+    }
+  }
+  response->set_next_page_token(page->next_page_token);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminServiceImpl::GetEntry(grpc::ServerContext*,
+                                        const v1::GetEntryRequest* request,
+                                        v1::LookupResponse* response) {
+  absl::StatusOr<v1::CacheEntry> entry = store_->Lookup(request->key());
+  if (!entry.ok()) return ToGrpc(entry.status());
+  *response->mutable_entry() = *std::move(entry);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminServiceImpl::DeleteEntry(
+    grpc::ServerContext*, const v1::DeleteEntryRequest* request,
+    v1::DeleteEntryResponse*) {
+  return ToGrpc(store_->Delete(request->key()));
+}
+
+grpc::Status AdminServiceImpl::Verify(grpc::ServerContext*,
+                                      const v1::VerifyRequest*,
+                                      v1::VerifyResponse* response) {
+  absl::StatusOr<RocksDbStore::VerifyReport> report = store_->Verify();
+  if (!report.ok()) return ToGrpc(report.status());
+  response->set_checked(report->checked);
+  for (const std::string& d : report->corrupt) response->add_corrupt(d);
+  return grpc::Status::OK;
+}
+
+}  // namespace aotcache

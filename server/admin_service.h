@@ -1,0 +1,39 @@
+// AdminService: the gRPC adapter for inspection and maintenance (stats,
+// listing, entries, deletion, verification) over the store and the cache.
+// Thread-safety: thread-safe.
+#ifndef AOTCACHE_SERVER_ADMIN_SERVICE_H_
+#define AOTCACHE_SERVER_ADMIN_SERVICE_H_
+
+#include "aotcache/v1/service.grpc.pb.h"
+#include "core/cache/cache.h"
+#include "core/store/rocksdb_store.h"
+
+namespace aotcache {
+
+class AdminServiceImpl final : public v1::AdminService::Service {
+ public:
+  AdminServiceImpl(Cache* cache, RocksDbStore* store)
+      : cache_(cache), store_(store) {}
+
+  grpc::Status Stats(grpc::ServerContext*, const v1::StatsRequest*,
+                     v1::StatsResponse* response) override;
+  grpc::Status ListEntries(grpc::ServerContext*,
+                           const v1::ListEntriesRequest* request,
+                           v1::ListEntriesResponse* response) override;
+  grpc::Status GetEntry(grpc::ServerContext*,
+                        const v1::GetEntryRequest* request,
+                        v1::LookupResponse* response) override;
+  grpc::Status DeleteEntry(grpc::ServerContext*,
+                           const v1::DeleteEntryRequest* request,
+                           v1::DeleteEntryResponse* response) override;
+  grpc::Status Verify(grpc::ServerContext*, const v1::VerifyRequest*,
+                      v1::VerifyResponse* response) override;
+
+ private:
+  Cache* cache_;
+  RocksDbStore* store_;
+};
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_SERVER_ADMIN_SERVICE_H_

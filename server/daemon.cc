@@ -1,0 +1,108 @@
+#include "server/daemon.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/backend/reference_backend.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "server/admin_service.h"
+#include "server/compile_service.h"
+
+namespace aotcache {
+
+std::string DefaultDataDir() {
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && *xdg != '\0') return absl::StrCat(xdg, "/aotcache");
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr ? home : ".", "/.cache/aotcache");
+}
+
+std::string SocketPath(const std::string& data_dir) {
+  return absl::StrCat(data_dir, "/aotcached.sock");
+}
+
+absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
+    const DaemonOptions& options) {
+  if (options.data_dir.empty())
+    return absl::InvalidArgumentError("data_dir is required");
+  std::error_code ec;
+  std::filesystem::create_directories(options.data_dir, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot create data dir ", options.data_dir, ": ", ec.message()));
+  }
+  std::unique_ptr<Daemon> d(new Daemon());
+  StoreOptions store_options;
+  store_options.path = absl::StrCat(options.data_dir, "/store");
+  store_options.durability = options.durability;
+  absl::StatusOr<std::unique_ptr<RocksDbStore>> store =
+      RocksDbStore::Open(store_options);
+  if (!store.ok()) {
+    if (absl::IsUnavailable(store.status())) {
+      return absl::UnavailableError(
+          absl::StrCat("another aotcached is already serving ",
+                       options.data_dir, " (", store.status().message(), ")"));
+    }
+    return store.status();
+  }
+  d->store_ = *std::move(store);
+  d->backend_ = std::make_unique<ReferenceBackend>();
+  CacheOptions cache_options;
+  cache_options.limits.max_nodes = options.max_graph_nodes;
+  d->cache_ = std::make_unique<Cache>(d->store_.get(), d->backend_.get(),
+                                      cache_options);
+  d->compile_service_ =
+      std::make_unique<CompileServiceImpl>(d->cache_.get(), d->store_.get());
+  d->admin_service_ =
+      std::make_unique<AdminServiceImpl>(d->cache_.get(), d->store_.get());
+
+  // The store's lock proves no other daemon serves this dir: a socket file
+  // left here is stale.
+  d->socket_path_ = SocketPath(options.data_dir);
+  std::filesystem::remove(d->socket_path_, ec);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_bytes));
+  builder.SetMaxSendMessageSize(static_cast<int>(int64_t{256} << 20));
+  if (!options.listen.empty()) {
+    if (absl::StartsWith(options.listen, "unix:")) {
+      builder.AddListeningPort(options.listen,
+                               grpc::InsecureServerCredentials());
+    } else {
+      builder.AddListeningPort(options.listen,
+                               grpc::InsecureServerCredentials(), &d->port_);
+    }
+  }
+  builder.AddListeningPort(absl::StrCat("unix:", d->socket_path_),
+                           grpc::InsecureServerCredentials());
+  builder.RegisterService(d->compile_service_.get());
+  builder.RegisterService(d->admin_service_.get());
+  d->server_ = builder.BuildAndStart();
+  if (d->server_ == nullptr) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", options.listen, " and ", d->socket_path_));
+  }
+  return d;
+}
+
+void Daemon::Shutdown(std::chrono::milliseconds grace) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  server_->Shutdown(std::chrono::system_clock::now() + grace);
+  server_->Wait();
+  std::error_code ec;
+  std::filesystem::remove(socket_path_, ec);
+}
+
+void Daemon::Wait() { server_->Wait(); }
+
+Daemon::~Daemon() {
+  if (server_ != nullptr) Shutdown(std::chrono::milliseconds(0));
+}
+
+}  // namespace aotcache

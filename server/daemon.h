@@ -1,0 +1,72 @@
+// Daemon: everything aotcached runs -- the store in the data dir, the cache,
+// the reference backend, and a gRPC server with CompileService,
+// AdminService and the standard health service -- listening on the
+// configured address and, always, on a unix socket inside the data dir.
+// Start fails at once, with a clear message, when another daemon holds the
+// data dir. Shutdown drains in-flight requests before returning.
+// Thread-safety: Start, Shutdown and Wait from one thread; the services run
+// on gRPC's threads.
+#ifndef AOTCACHE_SERVER_DAEMON_H_
+#define AOTCACHE_SERVER_DAEMON_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/backend/backend.h"
+#include "core/cache/cache.h"
+#include "core/store/rocksdb_store.h"
+#include "grpcpp/server.h"
+
+namespace aotcache {
+
+struct DaemonOptions {
+  // host:port (port 0 picks a free one), or unix:PATH; empty: the unix
+  // socket only.
+  std::string listen = "127.0.0.1:0";
+  std::string data_dir;  // Required.
+  int64_t max_request_bytes = int64_t{64} << 20;
+  int64_t max_graph_nodes = 100000;
+  Durability durability = Durability::kWalNoSync;
+};
+
+// $XDG_CACHE_HOME/aotcache, else ~/.cache/aotcache.
+std::string DefaultDataDir();
+// The unix socket every daemon serves, inside its data dir.
+std::string SocketPath(const std::string& data_dir);
+
+class Daemon {
+ public:
+  static absl::StatusOr<std::unique_ptr<Daemon>> Start(
+      const DaemonOptions& options);
+  ~Daemon();
+
+  int port() const { return port_; }  // 0 when not listening on TCP.
+  const std::string& socket_path() const { return socket_path_; }
+  Cache& cache() { return *cache_; }
+
+  // Stops accepting calls, lets in-flight ones finish (up to `grace`), and
+  // closes the store.
+  void Shutdown(std::chrono::milliseconds grace);
+  void Wait();
+
+ private:
+  Daemon() = default;
+
+  // Destroyed in reverse: the server stops before the cache and store go.
+  std::unique_ptr<RocksDbStore> store_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Cache> cache_;
+  std::unique_ptr<grpc::Service> compile_service_;
+  std::unique_ptr<grpc::Service> admin_service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::string socket_path_;
+  bool shut_down_ = false;
+};
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_SERVER_DAEMON_H_

@@ -1,0 +1,82 @@
+// aotcached: the aotcache daemon. Flags in --help; SIGTERM or SIGINT drains
+// in-flight requests and exits 0.
+#include <csignal>
+#include <cstdio>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "server/daemon.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:0",
+          "host:port (port 0 picks a free port) or unix:PATH; the daemon also "
+          "always serves a unix socket inside its data dir");
+ABSL_FLAG(std::string, data_dir, "",
+          "store and socket directory (default $XDG_CACHE_HOME/aotcache, else "
+          "~/.cache/aotcache)");
+ABSL_FLAG(std::string, backend, "reference", "the compiler backend");
+ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
+          "largest request accepted");
+ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted, in nodes");
+ABSL_FLAG(std::string, durability, "wal",
+          "wal (default: a process crash loses nothing), sync (every write "
+          "synced), none (no write-ahead log)");
+ABSL_FLAG(int64_t, drain_seconds, 30,
+          "on SIGTERM, how long in-flight requests may take");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "aotcached: the aotcache compilation cache daemon");
+  absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_backend) != "reference") {
+    std::fprintf(stderr,
+                 "aotcached: unknown backend '%s' (available: reference)\n",
+                 absl::GetFlag(FLAGS_backend).c_str());
+    return 2;
+  }
+  aotcache::DaemonOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  if (options.data_dir.empty()) options.data_dir = aotcache::DefaultDataDir();
+  options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+  options.max_graph_nodes = absl::GetFlag(FLAGS_max_graph_nodes);
+  std::string durability = absl::GetFlag(FLAGS_durability);
+  if (durability == "sync") {
+    options.durability = aotcache::Durability::kSync;
+  } else if (durability == "none") {
+    options.durability = aotcache::Durability::kNoWal;
+  } else if (durability != "wal") {
+    std::fprintf(stderr, "aotcached: --durability must be wal, sync or none\n");
+    return 2;
+  }
+
+  // Signals are taken by sigwait below, not by handlers.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto daemon = aotcache::Daemon::Start(options);
+  if (!daemon.ok()) {
+    std::fprintf(stderr, "aotcached: %s\n",
+                 std::string(daemon.status().message()).c_str());
+    return 1;
+  }
+  if ((*daemon)->port() != 0) {
+    std::printf("aotcached listening on %s (port %d) and unix:%s\n",
+                options.listen.c_str(), (*daemon)->port(),
+                (*daemon)->socket_path().c_str());
+  } else {
+    std::printf("aotcached listening on unix:%s\n",
+                (*daemon)->socket_path().c_str());
+  }
+  std::fflush(stdout);
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::printf("aotcached: signal %d, draining\n", signal);
+  std::fflush(stdout);
+  (*daemon)->Shutdown(std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds)));
+  return 0;
+}

@@ -1,0 +1,307 @@
+// aotcached end to end: a real daemon on 127.0.0.1:0 (and its unix socket)
+// over a real RocksDB in a temp dir, called through generated gRPC stubs.
+#include "server/daemon.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "aotcache/v1/service.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "tests/testing/fixtures.h"
+
+namespace aotcache {
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = ::testing::TempDir() + "/aotcached_XXXXXX";
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+class DaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DaemonOptions options;
+    options.data_dir = dir_.path();
+    options.max_graph_nodes = 50;
+    options.max_request_bytes = 1 << 20;
+    auto daemon = Daemon::Start(options);
+    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    daemon_ = *std::move(daemon);
+    auto channel =
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", daemon_->port()),
+                            grpc::InsecureChannelCredentials());
+    compile_ = v1::CompileService::NewStub(channel);
+    admin_ = v1::AdminService::NewStub(channel);
+  }
+
+  v1::CompileRequest Request(const std::string& fixture) {
+    v1::CompileRequest r;
+    *r.mutable_graph() = testing::LoadGraphOrDie("graphs/" + fixture);
+    r.mutable_target()->set_arch("x86_64");
+    r.mutable_target()->set_abi("linux-gnu");
+    return r;
+  }
+
+  grpc::Status Compile(const v1::CompileRequest& r, v1::CompileResponse* out) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(30));
+    return compile_->Compile(&ctx, r, out);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<v1::CompileService::Stub> compile_;
+  std::unique_ptr<v1::AdminService::Stub> admin_;
+};
+
+TEST_F(DaemonTest, MissHitAndLazyBackward) {
+  v1::CompileResponse first, second;
+  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &first).ok());
+  EXPECT_EQ(first.status(), v1::COMPILE_STATUS_MISS);
+  EXPECT_EQ(first.backward(), v1::BACKWARD_STATE_PENDING);
+  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &second).ok());
+  EXPECT_EQ(second.status(), v1::COMPILE_STATUS_HIT);
+  EXPECT_EQ(second.forward().calling_convention_hash(),
+            first.forward().calling_convention_hash());
+
+  grpc::ClientContext ctx;
+  v1::GetBackwardRequest bw_request;
+  bw_request.set_key(first.key());
+  v1::GetBackwardResponse bw;
+  ASSERT_TRUE(compile_->GetBackward(&ctx, bw_request, &bw).ok());
+  EXPECT_EQ(bw.backward().pairs_with(),
+            first.forward().calling_convention_hash());
+
+  v1::CompileResponse third;
+  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &third).ok());
+  EXPECT_EQ(third.backward(), v1::BACKWARD_STATE_READY);
+}
+
+TEST_F(DaemonTest, BypassForRandomOps) {
+  v1::CompileRequest r;
+  *r.mutable_graph() = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [{"name": "out", "op": "aten.rand_like.default", "args": [{"node": "x"}],
+               "grad_mode": "GRAD_MODE_ENABLED"}],
+    "outputs": ["out"]})json");
+  v1::CompileResponse response;
+  ASSERT_TRUE(Compile(r, &response).ok());
+  EXPECT_EQ(response.status(), v1::COMPILE_STATUS_BYPASS);
+  EXPECT_NE(response.bypass_reason().find("rand_like"), std::string::npos);
+}
+
+TEST_F(DaemonTest, BadRequestsGetInvalidArgumentNamingTheFault) {
+  struct Case {
+    const char* what;
+    std::function<void(v1::Graph&)> corrupt;
+    std::string named;
+  };
+  const Case cases[] = {
+      {"unknown op",
+       [](v1::Graph& g) { g.mutable_nodes(0)->set_op("aten.nope.default"); },
+       "aten.nope.default"},
+      {"undefined ref",
+       [](v1::Graph& g) {
+         g.mutable_nodes(1)->mutable_args(0)->set_node("zz");
+       },
+       "'zz' is not defined"},
+      {"no grad mode",
+       [](v1::Graph& g) { g.mutable_nodes(0)->clear_grad_mode(); },
+       "grad_mode must be set"},
+      {"negative size",
+       [](v1::Graph& g) {
+         g.mutable_inputs(0)->mutable_meta()->set_shape(0, -1);
+       },
+       "negative size"},
+      {"unknown output", [](v1::Graph& g) { g.set_outputs(0, "nowhere"); },
+       "'nowhere'"},
+      {"missing arg", [](v1::Graph& g) { g.mutable_nodes(1)->clear_args(); },
+       "missing argument"},
+      {"bad dtype",
+       [](v1::Graph& g) { g.mutable_inputs(0)->mutable_meta()->clear_dtype(); },
+       "dtype"},
+      {"cuda",
+       [](v1::Graph& g) {
+         g.mutable_inputs(0)->mutable_meta()->set_device("cuda");
+       },
+       "'cuda'"},
+      {"duplicate name",
+       [](v1::Graph& g) { g.mutable_nodes(1)->set_name(g.nodes(0).name()); },
+       "duplicate name"},
+      {"no outputs", [](v1::Graph& g) { g.clear_outputs(); }, "no outputs"},
+  };
+  for (const Case& c : cases) {
+    v1::CompileRequest r = Request("mlp_mse__rg.json");
+    c.corrupt(*r.mutable_graph());
+    v1::CompileResponse response;
+    grpc::Status st = Compile(r, &response);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << c.what << ": " << st.error_message();
+    EXPECT_NE(st.error_message().find(c.named), std::string::npos)
+        << c.what << ": " << st.error_message();
+  }
+}
+
+TEST_F(DaemonTest, OversizeRequestsAreResourceExhausted) {
+  // More nodes than the daemon's limit (50).
+  v1::CompileRequest big = Request("mlp_mse__rg.json");
+  while (big.graph().nodes_size() <= 50)
+    *big.mutable_graph()->add_nodes() = big.graph().nodes(0);
+  v1::CompileResponse response;
+  EXPECT_EQ(Compile(big, &response).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  // More bytes than the message limit (1 MiB).
+  v1::CompileRequest huge = Request("mlp_mse__rg.json");
+  v1::Constant* c = huge.mutable_graph()->add_constants();
+  c->set_name("blob");
+  c->set_data(std::string(2 << 20, 'x'));
+  EXPECT_EQ(Compile(huge, &response).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(DaemonTest, AdminListsShowsDeletesAndVerifies) {
+  v1::CompileResponse a, b;
+  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &a).ok());
+  ASSERT_TRUE(Compile(Request("layer_norm_softmax__nrg.json"), &b).ok());
+  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &a).ok());  // A hit.
+  {
+    grpc::ClientContext ctx;
+    v1::StatsResponse stats;
+    ASSERT_TRUE(admin_->Stats(&ctx, v1::StatsRequest(), &stats).ok());
+    EXPECT_EQ(stats.hits(), 1);
+    EXPECT_EQ(stats.misses(), 2);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::ListEntriesRequest list;
+    list.set_page_size(1);
+    v1::ListEntriesResponse page;
+    ASSERT_TRUE(admin_->ListEntries(&ctx, list, &page).ok());
+    EXPECT_EQ(page.entries_size(), 1);
+    EXPECT_FALSE(page.next_page_token().empty());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::GetEntryRequest get;
+    get.set_key(a.key());
+    v1::LookupResponse entry;
+    ASSERT_TRUE(admin_->GetEntry(&ctx, get, &entry).ok());
+    EXPECT_EQ(entry.entry().mode(), v1::MODE_TRAINING);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::DeleteEntryRequest del;
+    del.set_key(a.key());
+    v1::DeleteEntryResponse deleted;
+    ASSERT_TRUE(admin_->DeleteEntry(&ctx, del, &deleted).ok());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::LookupRequest lookup;
+    lookup.set_key(a.key());
+    v1::LookupResponse entry;
+    EXPECT_EQ(compile_->Lookup(&ctx, lookup, &entry).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::VerifyResponse report;
+    ASSERT_TRUE(admin_->Verify(&ctx, v1::VerifyRequest(), &report).ok());
+    EXPECT_EQ(report.checked(), 1);
+    EXPECT_EQ(report.corrupt_size(), 0);
+  }
+}
+
+TEST_F(DaemonTest, ServesItsUnixSocketAndRefusesASecondDaemon) {
+  auto channel =
+      grpc::CreateChannel(absl::StrCat("unix:", daemon_->socket_path()),
+                          grpc::InsecureChannelCredentials());
+  auto stub = v1::CompileService::NewStub(channel);
+  grpc::ClientContext ctx;
+  v1::CompileResponse response;
+  ASSERT_TRUE(
+      stub->Compile(&ctx, Request("mlp_mse__nrg.json"), &response).ok());
+  EXPECT_EQ(response.mode(), v1::MODE_INFERENCE);
+
+  DaemonOptions options;
+  options.data_dir = dir_.path();
+  auto second = Daemon::Start(options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::IsUnavailable(second.status()));
+  EXPECT_NE(std::string(second.status().message()).find("already serving"),
+            std::string::npos);
+}
+
+TEST_F(DaemonTest, EntriesSurviveARestart) {
+  v1::CompileResponse first;
+  ASSERT_TRUE(Compile(Request("layer_norm_softmax__rg.json"), &first).ok());
+  daemon_->Shutdown(std::chrono::seconds(5));
+  daemon_.reset();
+  SetUp();  // A new daemon on the same data dir.
+  v1::CompileResponse again;
+  ASSERT_TRUE(Compile(Request("layer_norm_softmax__rg.json"), &again).ok());
+  EXPECT_EQ(again.status(), v1::COMPILE_STATUS_HIT);
+}
+
+TEST(AotcachedProcessTest, SigtermDrainsAndExitsZero) {
+  TempDir dir;
+  std::string data_dir = "--data_dir=" + dir.path();
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    execl(AOTCACHED_PATH, AOTCACHED_PATH, data_dir.c_str(),
+          "--listen=127.0.0.1:0", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  grpc::Status status;
+  {  // An idle connection delays the GOAWAY handshake; close it first.
+    auto channel = grpc::CreateChannel("unix:" + SocketPath(dir.path()),
+                                       grpc::InsecureChannelCredentials());
+    auto stub = v1::CompileService::NewStub(channel);
+    grpc::ClientContext ctx;
+    ctx.set_wait_for_ready(true);
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(30));
+    v1::CompileRequest r;
+    *r.mutable_graph() = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
+    r.mutable_target()->set_arch("x86_64");
+    r.mutable_target()->set_abi("linux-gnu");
+    v1::CompileResponse response;
+    status = stub->Compile(&ctx, r, &response);
+  }
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int wstatus = 0;
+  pid_t reaped = 0;
+  for (int i = 0; i < 300 && reaped == 0; ++i) {
+    reaped = waitpid(pid, &wstatus, WNOHANG);
+    if (reaped == 0) usleep(50 * 1000);
+  }
+  if (reaped == 0) kill(pid, SIGKILL);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(reaped, pid) << "aotcached did not exit after SIGTERM";
+  ASSERT_TRUE(WIFEXITED(wstatus));
+  EXPECT_EQ(WEXITSTATUS(wstatus), 0);
+  EXPECT_FALSE(std::filesystem::exists(SocketPath(dir.path())));
+}
+
+}  // namespace
+}  // namespace aotcache
