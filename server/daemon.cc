@@ -1,6 +1,5 @@
 #include "server/daemon.h"
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "absl/strings/match.h"
@@ -13,17 +12,6 @@
 #include "server/compile_service.h"
 
 namespace aotcache {
-
-std::string DefaultDataDir() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && *xdg != '\0') return absl::StrCat(xdg, "/aotcache");
-  const char* home = std::getenv("HOME");
-  return absl::StrCat(home != nullptr ? home : ".", "/.cache/aotcache");
-}
-
-std::string SocketPath(const std::string& data_dir) {
-  return absl::StrCat(data_dir, "/aotcached.sock");
-}
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
     const DaemonOptions& options) {

@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "core/backend/backend.h"
 #include "core/cache/cache.h"
+#include "core/paths/data_dir.h"
 #include "core/store/rocksdb_store.h"
 #include "grpcpp/server.h"
 
@@ -31,11 +32,6 @@ struct DaemonOptions {
   int64_t max_graph_nodes = 100000;
   Durability durability = Durability::kWalNoSync;
 };
-
-// $XDG_CACHE_HOME/aotcache, else ~/.cache/aotcache.
-std::string DefaultDataDir();
-// The unix socket every daemon serves, inside its data dir.
-std::string SocketPath(const std::string& data_dir);
 
 class Daemon {
  public:

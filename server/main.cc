@@ -78,5 +78,6 @@ int main(int argc, char** argv) {
   std::printf("aotcached: signal %d, draining\n", signal);
   std::fflush(stdout);
   (*daemon)->Shutdown(std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds)));
+  std::printf("aotcached: stopped\n");
   return 0;
 }

@@ -13,7 +13,8 @@
 namespace aotcache {
 namespace {
 
-constexpr char kUsage[] = "usage: aotcache compile [--json] GRAPH.json\n";
+constexpr char kUsage[] =
+    "usage: aotcache compile --local [--json] GRAPH.json\n";
 
 void PrintArtifact(const char* what, const v1::Artifact& a, bool json,
                    std::ostream& out) {

@@ -1,4 +1,4 @@
-// `aotcache compile [--json] GRAPH.json`: compiles a graph with the
+// `aotcache compile --local [--json] GRAPH.json`: compiles a graph with the
 // reference backend, as the daemon will on a miss, and prints what was made:
 // the mode, each artifact's digest, size and calling-convention hash, the
 // bytes the forward saves for the backward, and the planned memory.

@@ -1,25 +1,45 @@
-// aotcache: the admin command line. Subcommands: analyze, compile.
+// aotcache: the admin command line. `analyze` and `compile --local` work on
+// a graph file alone; the other commands ask a daemon.
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "client/cli/analyze_command.h"
 #include "client/cli/compile_command.h"
+#include "client/cli/remote_commands.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "help") {
-    std::cout << "usage: aotcache analyze [--json] GRAPH.json\n"
-                 "       aotcache compile [--json] GRAPH.json\n";
+    std::cout
+        << "usage: aotcache analyze [--json] GRAPH.json\n"
+           "       aotcache compile --local [--json] GRAPH.json\n"
+           "       aotcache compile [--server TARGET] [--json] GRAPH.json\n"
+           "       aotcache stats|ls|verify [--server TARGET] [--json]\n"
+           "       aotcache show|rm [--server TARGET] [--json] KEY\n"
+           "Without --server: $AOTCACHE_SERVER, else the daemon's unix "
+           "socket in $XDG_CACHE_HOME/aotcache (else ~/.cache/aotcache).\n";
     return args.empty() ? 2 : 0;
+  }
+  // A leading --server applies to the command after it.
+  if (args.size() > 2 && args[0] == "--server") {
+    std::rotate(args.begin(), args.begin() + 2, args.begin() + 3);
+  } else if (args.size() > 1 && args[0].rfind("--server=", 0) == 0) {
+    std::swap(args[0], args[1]);
   }
   std::string command = args[0];
   args.erase(args.begin());
   if (command == "analyze") {
     return aotcache::RunAnalyzeCommand(args, std::cout, std::cerr);
   }
-  if (command == "compile") {
+  auto local = std::find(args.begin(), args.end(), "--local");
+  if (command == "compile" && local != args.end()) {
+    args.erase(local);
     return aotcache::RunCompileCommand(args, std::cout, std::cerr);
+  }
+  if (aotcache::IsRemoteCommand(command)) {
+    return aotcache::RunRemoteCommand(command, args, std::cout, std::cerr);
   }
   std::cerr << "aotcache: unknown command '" << command << "'\n";
   return 2;

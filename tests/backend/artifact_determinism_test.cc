@@ -1,6 +1,6 @@
 // Artifacts are byte-identical across processes: the same graph compiled
-// here and by `aotcache compile` in a child process gives the same digests
-// (partition, optimizations and buffer plan are deterministic).
+// here and by `aotcache compile --local` in a child process gives the same
+// digests (partition, optimizations and buffer plan are deterministic).
 #include <cstdio>
 #include <string>
 
@@ -20,7 +20,7 @@ namespace {
 
 std::string RunCli(const std::string& graph_path) {
   std::string command =
-      absl::StrCat(AOTCACHE_CLI_PATH, " compile --json ", graph_path);
+      absl::StrCat(AOTCACHE_CLI_PATH, " compile --local --json ", graph_path);
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return "";
   std::string output;

@@ -21,6 +21,7 @@
 #include "rocksdb/db.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/raw_store.h"
+#include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
@@ -38,18 +39,7 @@ rocksdb::ColumnFamilyOptions RawOptions(const std::string& name) {
   return cf;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = ::testing::TempDir() + "/aotcache_cache_XXXXXX";
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::aotcache::testing::TempDir;
 
 std::unique_ptr<RocksDbStore> OpenStore(const std::string& path) {
   StoreOptions options;

@@ -17,22 +17,12 @@
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 #include "tests/testing/raw_store.h"
+#include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = ::testing::TempDir() + "/aotcache_store_XXXXXX";
-    path_ = mkdtemp(tmpl.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using ::aotcache::testing::TempDir;
 
 std::unique_ptr<RocksDbStore> OpenOrDie(
     const std::string& path, std::function<int64_t()> clock = nullptr) {

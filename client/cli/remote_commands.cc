@@ -1,0 +1,336 @@
+#include "client/cli/remote_commands.h"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <ostream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "aotcache/v1/service.grpc.pb.h"
+#include "client/cli/compile_command.h"
+#include "client/cli/read_graph.h"
+#include "core/key/digest.h"
+#include "core/key/host_target.h"
+#include "core/paths/data_dir.h"
+#include "google/protobuf/text_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace aotcache {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: aotcache compile [--local] [--server TARGET] [--json] GRAPH.json\n"
+    "       aotcache stats|ls|verify [--server TARGET] [--json]\n"
+    "       aotcache show|rm [--server TARGET] [--json] KEY\n";
+
+struct Invocation {
+  std::string server;
+  bool json = false;
+  std::vector<std::string> positional;
+};
+
+bool ParseArgs(const std::vector<std::string>& args, Invocation* inv) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--json") {
+      inv->json = true;
+    } else if (arg == "--server" && i + 1 < args.size()) {
+      inv->server = args[++i];
+    } else if (absl::StartsWith(arg, "--server=")) {
+      inv->server = arg.substr(9);
+    } else if (absl::StartsWith(arg, "-")) {
+      return false;
+    } else {
+      inv->positional.push_back(arg);
+    }
+  }
+  return true;
+}
+
+bool ParseKey(const std::string& hex, std::string* key) {
+  if (hex.size() != 64) return false;
+  for (char c : hex) {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return false;
+  }
+  *key = absl::HexStringToBytes(hex);
+  return true;
+}
+
+std::string ToJson(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+// One line per message: the names of its fields that are set, with values
+// for the ones that are not true booleans. "-" when none are.
+std::string SetFields(const google::protobuf::Message& message) {
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  message.GetReflection()->ListFields(message, &fields);
+  std::string line;
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    if (!line.empty()) line += " ";
+    line += field->name();
+    if (field->type() != google::protobuf::FieldDescriptor::TYPE_BOOL) {
+      std::string value;
+      google::protobuf::TextFormat::PrintFieldValueToString(message, field, -1,
+                                                            &value);
+      absl::StrAppend(&line, "=", value);
+    }
+  }
+  return line.empty() ? "-" : line;
+}
+
+std::string Short(const std::string& digest) {
+  return digest.empty() ? "-" : digest.substr(0, 12);
+}
+
+class Remote {
+ public:
+  Remote(const std::string& target, std::ostream& out, std::ostream& err)
+      : target_(target), out_(out), err_(err) {
+    auto channel =
+        grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+    compile_ = v1::CompileService::NewStub(channel);
+    admin_ = v1::AdminService::NewStub(channel);
+  }
+
+  std::unique_ptr<grpc::ClientContext> Context(int seconds) {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::seconds(seconds));
+    return ctx;
+  }
+
+  // Reports a failed call; returns the exit code.
+  int Fail(const grpc::Status& status) {
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      err_ << "aotcache: no daemon answers at " << target_ << " ("
+           << status.error_message()
+           << "); start one with scripts/run or pass --server\n";
+      return 3;
+    }
+    err_ << "aotcache: " << status.error_message() << "\n";
+    return 1;
+  }
+
+  int Compile(const Invocation& inv) {
+    absl::StatusOr<v1::Graph> graph = ReadGraphFile(inv.positional[0]);
+    if (!graph.ok()) {
+      err_ << inv.positional[0] << ": " << graph.status().message() << "\n";
+      return 1;
+    }
+    v1::CompileRequest request;
+    *request.mutable_graph() = *std::move(graph);
+    *request.mutable_target() = HostTarget();
+    v1::CompileResponse response;
+    auto start = std::chrono::steady_clock::now();
+    grpc::Status status =
+        compile_->Compile(Context(300).get(), request, &response);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (!status.ok()) return Fail(status);
+    if (inv.json) {
+      response.mutable_forward()->clear_payload();
+      out_ << ToJson(response);
+      return 0;
+    }
+    out_ << "key:      " << absl::BytesToHexString(response.key()) << "\n"
+         << "mode:     " << v1::Mode_Name(response.mode()) << "\n"
+         << "status:   " << v1::CompileStatus_Name(response.status());
+    if (!response.bypass_reason().empty()) {
+      out_ << " (" << response.bypass_reason() << ")";
+    }
+    out_ << "\nbackward: " << v1::BackwardState_Name(response.backward())
+         << "\nforward:  " << response.forward().payload().size()
+         << " payload bytes, calling convention "
+         << Short(response.forward().calling_convention_hash()) << "\n"
+         << absl::StrFormat("timing:   %.3f ms round trip, %.3f ms compile\n",
+                            ms, response.compile_seconds() * 1e3);
+    return 0;
+  }
+
+  int Stats(const Invocation& inv) {
+    v1::StatsResponse s;
+    grpc::Status status =
+        admin_->Stats(Context(10).get(), v1::StatsRequest(), &s);
+    if (!status.ok()) return Fail(status);
+    if (inv.json) {
+      out_ << ToJson(s);
+      return 0;
+    }
+    out_ << absl::StrFormat(
+        "hits                  %d\nmisses                %d\n"
+        "bypasses              %d\nsaves                 %d\n"
+        "save failures         %d\nbackward compiles     %d\n"
+        "backward hits         %d\nbytes stored          %d\n"
+        "corrupt artifacts     %d\ncompile seconds saved %.6f\n",
+        s.hits(), s.misses(), s.bypasses(), s.saves(), s.save_failures(),
+        s.backward_compiles(), s.backward_hits(), s.bytes_stored(),
+        s.corrupt_artifacts(), s.compile_seconds_saved());
+    for (const auto& [reason, count] : s.bypass_reasons()) {
+      out_ << "  bypass: " << reason << "  " << count << "\n";
+    }
+    return 0;
+  }
+
+  int List(const Invocation& inv) {
+    v1::ListEntriesRequest request;
+    request.set_page_size(500);
+    v1::ListEntriesResponse all;
+    do {
+      v1::ListEntriesResponse page;
+      grpc::Status status =
+          admin_->ListEntries(Context(30).get(), request, &page);
+      if (!status.ok()) return Fail(status);
+      for (auto& e : *page.mutable_entries()) *all.add_entries() = e;
+      request.set_page_token(page.next_page_token());
+    } while (!request.page_token().empty());
+    if (inv.json) {
+      out_ << ToJson(all);
+      return 0;
+    }
+    out_ << absl::StrFormat("%-64s  %-15s  %-12s %9s  %-12s %9s  %6s\n", "KEY",
+                            "MODE", "FORWARD", "BYTES", "BACKWARD", "BYTES",
+                            "HITS");
+    for (const v1::EntrySummary& e : all.entries()) {
+      out_ << absl::StrFormat(
+          "%-64s  %-15s  %-12s %9d  %-12s %9d  %6d\n",
+          absl::BytesToHexString(e.key()), v1::Mode_Name(e.mode()),
+          Short(e.forward_digest()), e.forward_bytes(),
+          e.mode() == v1::MODE_TRAINING
+              ? (e.backward_digest().empty() ? "pending"
+                                             : Short(e.backward_digest()))
+              : "-",
+          e.backward_bytes(), e.hits());
+    }
+    out_ << all.entries_size() << " entries\n";
+    return 0;
+  }
+
+  int Show(const Invocation& inv, const std::string& key) {
+    v1::GetEntryRequest request;
+    request.set_key(key);
+    v1::LookupResponse response;
+    grpc::Status status =
+        admin_->GetEntry(Context(10).get(), request, &response);
+    if (!status.ok()) return Fail(status);
+    v1::CacheEntry& e = *response.mutable_entry();
+    if (inv.json) {
+      e.clear_graph();
+      e.clear_backward_graph();
+      out_ << ToJson(e);
+      return 0;
+    }
+    out_ << "key:       " << absl::BytesToHexString(e.key()) << "\n"
+         << "mode:      " << v1::Mode_Name(e.mode()) << "\n"
+         << "backend:   " << e.backend() << "\n"
+         << "forward:   " << e.forward_digest() << " (" << e.forward_bytes()
+         << " bytes, compiled in "
+         << absl::StrFormat("%.3f", e.forward_compile_seconds() * 1e3)
+         << " ms)\n";
+    if (e.mode() == v1::MODE_TRAINING) {
+      out_ << "backward:  ";
+      if (e.backward_digest().empty()) {
+        out_ << "pending (" << e.backward_graph().nodes_size()
+             << "-node graph stored)\n";
+      } else {
+        out_ << e.backward_digest() << " (" << e.backward_bytes()
+             << " bytes)\n";
+      }
+    }
+    out_ << "graph:     " << e.graph().nodes_size() << " nodes\n";
+    const v1::ViewAndMutationData& vmd = e.metadata().view_and_mutation();
+    for (int i = 0; i < vmd.inputs_size(); ++i) {
+      out_ << "input " << i << ":   " << SetFields(vmd.inputs(i)) << "\n";
+    }
+    for (int i = 0; i < vmd.outputs_size(); ++i) {
+      out_ << "output " << i << ":  " << SetFields(vmd.outputs(i)) << "\n";
+    }
+    if (!vmd.synthetic_bases().empty()) {
+      out_ << "synthetic bases: " << vmd.synthetic_bases_size() << "\n";
+    }
+    return 0;
+  }
+
+  int Delete(const std::string& key) {
+    v1::DeleteEntryRequest request;
+    request.set_key(key);
+    v1::DeleteEntryResponse response;
+    grpc::Status status =
+        admin_->DeleteEntry(Context(10).get(), request, &response);
+    if (!status.ok()) return Fail(status);
+    out_ << "deleted " << absl::BytesToHexString(key) << "\n";
+    return 0;
+  }
+
+  int Verify(const Invocation& inv) {
+    v1::VerifyResponse response;
+    grpc::Status status =
+        admin_->Verify(Context(3600).get(), v1::VerifyRequest(), &response);
+    if (!status.ok()) return Fail(status);
+    if (inv.json) {
+      out_ << ToJson(response);
+    } else {
+      out_ << "checked " << response.checked() << " artifacts, "
+           << response.corrupt_size() << " corrupt\n";
+      for (const std::string& digest : response.corrupt()) {
+        out_ << "  dropped " << digest << " (recompiled on next request)\n";
+      }
+    }
+    return response.corrupt().empty() ? 0 : 1;
+  }
+
+ private:
+  std::string target_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::unique_ptr<v1::CompileService::Stub> compile_;
+  std::unique_ptr<v1::AdminService::Stub> admin_;
+};
+
+}  // namespace
+
+bool IsRemoteCommand(const std::string& command) {
+  return command == "compile" || command == "stats" || command == "ls" ||
+         command == "show" || command == "rm" || command == "verify";
+}
+
+int RunRemoteCommand(const std::string& command,
+                     const std::vector<std::string>& args, std::ostream& out,
+                     std::ostream& err) {
+  Invocation inv;
+  bool takes_one = command == "compile" || command == "show" || command == "rm";
+  if (!ParseArgs(args, &inv) ||
+      inv.positional.size() != (takes_one ? 1u : 0u)) {
+    err << kUsage;
+    return 2;
+  }
+  std::string key;
+  if ((command == "show" || command == "rm") &&
+      !ParseKey(inv.positional[0], &key)) {
+    err << "aotcache: '" << inv.positional[0]
+        << "' is not a key (64 hex digits, as `aotcache ls` prints)\n";
+    return 2;
+  }
+  Remote remote(ResolveServerTarget(inv.server), out, err);
+  if (command == "compile") return remote.Compile(inv);
+  if (command == "stats") return remote.Stats(inv);
+  if (command == "ls") return remote.List(inv);
+  if (command == "show") return remote.Show(inv, key);
+  if (command == "rm") return remote.Delete(key);
+  return remote.Verify(inv);
+}
+
+}  // namespace aotcache

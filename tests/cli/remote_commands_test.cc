@@ -1,0 +1,146 @@
+// The admin CLI's daemon commands against a real aotcached (in-process, on
+// 127.0.0.1:0, over a real RocksDB in a temp dir).
+#include "client/cli/remote_commands.h"
+
+#include <stdlib.h>
+
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/daemon.h"
+#include "tests/testing/fixtures.h"
+#include "tests/testing/temp_dir.h"
+
+namespace aotcache {
+namespace {
+
+using ::testing::HasSubstr;
+
+class RemoteCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DaemonOptions options;
+    options.data_dir = dir_.path();
+    auto daemon = Daemon::Start(options);
+    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    daemon_ = *std::move(daemon);
+    server_ = absl::StrCat("127.0.0.1:", daemon_->port());
+  }
+
+  // Runs `aotcache COMMAND --server ... ARGS`; returns the exit code.
+  int Run(const std::string& command, std::vector<std::string> args) {
+    out_.str("");
+    err_.str("");
+    args.push_back("--server=" + server_);
+    return RunRemoteCommand(command, args, out_, err_);
+  }
+
+  // The key `compile` printed.
+  std::string KeyFromCompile() {
+    for (absl::string_view line : absl::StrSplit(out_.str(), '\n')) {
+      if (absl::ConsumePrefix(&line, "key:")) {
+        return std::string(absl::StripLeadingAsciiWhitespace(line));
+      }
+    }
+    return "";
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::string server_;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(RemoteCommandsTest, CompileTwiceShowStatsAndRemove) {
+  std::string graph = testing::FixturePath("../../examples/mlp.json");
+  ASSERT_EQ(Run("compile", {graph}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("status:   COMPILE_STATUS_MISS"));
+  EXPECT_THAT(out_.str(), HasSubstr("mode:     MODE_TRAINING"));
+  EXPECT_THAT(out_.str(), HasSubstr("backward: BACKWARD_STATE_PENDING"));
+  std::string key = KeyFromCompile();
+  ASSERT_EQ(key.size(), 64u) << out_.str();
+
+  ASSERT_EQ(Run("compile", {graph}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("status:   COMPILE_STATUS_HIT"));
+  EXPECT_EQ(KeyFromCompile(), key);
+
+  ASSERT_EQ(Run("ls", {}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr(key));
+  EXPECT_THAT(out_.str(), HasSubstr("pending"));
+  EXPECT_THAT(out_.str(), HasSubstr("1 entries"));
+
+  ASSERT_EQ(Run("show", {key}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("mode:      MODE_TRAINING"));
+  EXPECT_THAT(out_.str(), HasSubstr("backward:  pending"));
+  // examples/mlp.json: x, then four parameters requiring grad, then y.
+  EXPECT_THAT(out_.str(), HasSubstr("input 0:   is_leaf\n"));
+  EXPECT_THAT(out_.str(), HasSubstr("input 1:   requires_grad is_leaf\n"));
+  EXPECT_THAT(out_.str(),
+              HasSubstr("output 0:  output_type=OUTPUT_TYPE_NON_ALIAS "
+                        "requires_grad\n"));
+
+  ASSERT_EQ(Run("stats", {"--json"}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("\"hits\": \"1\""));
+  EXPECT_THAT(out_.str(), HasSubstr("\"misses\": \"1\""));
+
+  ASSERT_EQ(Run("verify", {}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("checked 1 artifacts, 0 corrupt"));
+
+  ASSERT_EQ(Run("rm", {key}), 0) << err_.str();
+  EXPECT_EQ(Run("show", {key}), 1);
+  EXPECT_THAT(err_.str(), HasSubstr("aotcache: "));
+  ASSERT_EQ(Run("ls", {}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("0 entries"));
+}
+
+TEST_F(RemoteCommandsTest, BadUsageAndBadKeysAreRefusedBeforeCalling) {
+  EXPECT_EQ(Run("show", {"not-a-key"}), 2);
+  EXPECT_THAT(err_.str(), HasSubstr("is not a key"));
+  EXPECT_EQ(Run("rm", {}), 2);
+  EXPECT_EQ(Run("stats", {"--bogus"}), 2);
+  EXPECT_EQ(Run("compile", {"/nonexistent.json"}), 1);
+  EXPECT_THAT(err_.str(), HasSubstr("cannot read"));
+}
+
+TEST_F(RemoteCommandsTest, AMissingDaemonIsExitCodeThreeWithAHint) {
+  testing::TempDir empty;
+  std::ostringstream out, err;
+  int code = RunRemoteCommand(
+      "stats", {"--server=unix:" + SocketPath(empty.path())}, out, err);
+  EXPECT_EQ(code, 3);
+  EXPECT_THAT(err.str(), HasSubstr("no daemon answers at unix:"));
+  EXPECT_THAT(err.str(), HasSubstr("scripts/run"));
+}
+
+TEST(ResolveServerTargetTest, FlagThenEnvironmentThenDefaultSocket) {
+  testing::TempDir cache_home;
+  setenv("XDG_CACHE_HOME", cache_home.path().c_str(), 1);
+  unsetenv("AOTCACHE_SERVER");
+  EXPECT_EQ(ResolveServerTarget(""),
+            "unix:" + cache_home.path() + "/aotcache/aotcached.sock");
+  setenv("AOTCACHE_SERVER", "10.0.0.7:50051", 1);
+  EXPECT_EQ(ResolveServerTarget(""), "10.0.0.7:50051");
+  EXPECT_EQ(ResolveServerTarget("unix:/x.sock"), "unix:/x.sock");
+  unsetenv("AOTCACHE_SERVER");
+}
+
+TEST(ResolveServerTargetTest, AClientWithNoServerFindsTheDefaultDaemon) {
+  testing::TempDir cache_home;
+  setenv("XDG_CACHE_HOME", cache_home.path().c_str(), 1);
+  unsetenv("AOTCACHE_SERVER");
+  DaemonOptions options;
+  options.listen = "";  // The unix socket only.
+  options.data_dir = DefaultDataDir();
+  auto daemon = Daemon::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  std::ostringstream out, err;
+  ASSERT_EQ(RunRemoteCommand("stats", {}, out, err), 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("hits                  0"));
+}
+
+}  // namespace
+}  // namespace aotcache
