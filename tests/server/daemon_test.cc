@@ -4,6 +4,8 @@
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "aotcache/v1/service.grpc.pb.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/impl/client_unary_call.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
@@ -238,6 +241,61 @@ TEST_F(DaemonTest, ServesItsUnixSocketAndRefusesASecondDaemon) {
   EXPECT_TRUE(absl::IsUnavailable(second.status()));
   EXPECT_NE(std::string(second.status().message()).find("already serving"),
             std::string::npos);
+}
+
+TEST_F(DaemonTest, AnswersTheStandardHealthCheck) {
+  // grpc.health.v1.Health/Check with an empty request (the whole server);
+  // Debian ships no health.proto, so the bytes are spelled out:
+  // HealthCheckResponse{status: SERVING} is field 1, varint 1.
+  auto channel =
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", daemon_->port()),
+                          grpc::InsecureChannelCredentials());
+  grpc::internal::RpcMethod check("/grpc.health.v1.Health/Check",
+                                  grpc::internal::RpcMethod::NORMAL_RPC);
+  grpc::ClientContext ctx;
+  grpc::ByteBuffer request, response;
+  grpc::Slice empty;
+  request = grpc::ByteBuffer(&empty, 1);
+  grpc::Status status =
+      grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+          channel.get(), check, &ctx, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  std::vector<grpc::Slice> slices;
+  ASSERT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  EXPECT_EQ(bytes, std::string("\x08\x01", 2));
+}
+
+TEST(DaemonStartTest, ReplacesTheStaleSocketOfAKilledDaemon) {
+  TempDir dir;
+  // What a SIGKILLed daemon leaves: a bound socket file nobody listens on.
+  std::string socket_path = SocketPath(dir.path());
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof(address.sun_path), "%s",
+                socket_path.c_str());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)),
+            0);
+  close(fd);
+  ASSERT_TRUE(std::filesystem::exists(socket_path));
+
+  DaemonOptions options;
+  options.listen = "";
+  options.data_dir = dir.path();
+  auto daemon = Daemon::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  auto channel = grpc::CreateChannel("unix:" + socket_path,
+                                     grpc::InsecureChannelCredentials());
+  auto admin = v1::AdminService::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::StatsResponse stats;
+  EXPECT_TRUE(admin->Stats(&ctx, v1::StatsRequest(), &stats).ok());
 }
 
 TEST_F(DaemonTest, EntriesSurviveARestart) {
