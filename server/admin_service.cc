@@ -7,6 +7,7 @@ namespace aotcache {
 grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
                                      const v1::StatsRequest*,
                                      v1::StatsResponse* response) {
+  clock_->Touch();
   CacheCounters c = cache_->counters();
   response->set_hits(c.hits);
   response->set_misses(c.misses);
@@ -27,6 +28,7 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
 grpc::Status AdminServiceImpl::ListEntries(
     grpc::ServerContext*, const v1::ListEntriesRequest* request,
     v1::ListEntriesResponse* response) {
+  clock_->Touch();
   int page_size = request->page_size() > 0 ? request->page_size() : 100;
   absl::StatusOr<RocksDbStore::Page> page =
       store_->List(request->page_token(), page_size);
@@ -52,6 +54,7 @@ grpc::Status AdminServiceImpl::ListEntries(
 grpc::Status AdminServiceImpl::GetEntry(grpc::ServerContext*,
                                         const v1::GetEntryRequest* request,
                                         v1::LookupResponse* response) {
+  clock_->Touch();
   absl::StatusOr<v1::CacheEntry> entry = store_->Lookup(request->key());
   if (!entry.ok()) return ToGrpc(entry.status());
   *response->mutable_entry() = *std::move(entry);
@@ -61,12 +64,14 @@ grpc::Status AdminServiceImpl::GetEntry(grpc::ServerContext*,
 grpc::Status AdminServiceImpl::DeleteEntry(
     grpc::ServerContext*, const v1::DeleteEntryRequest* request,
     v1::DeleteEntryResponse*) {
+  clock_->Touch();
   return ToGrpc(store_->Delete(request->key()));
 }
 
 grpc::Status AdminServiceImpl::Verify(grpc::ServerContext*,
                                       const v1::VerifyRequest*,
                                       v1::VerifyResponse* response) {
+  clock_->Touch();
   absl::StatusOr<RocksDbStore::VerifyReport> report = store_->Verify();
   if (!report.ok()) return ToGrpc(report.status());
   response->set_checked(report->checked);

@@ -7,13 +7,14 @@
 #include "aotcache/v1/service.grpc.pb.h"
 #include "core/cache/cache.h"
 #include "core/store/rocksdb_store.h"
+#include "server/call_clock.h"
 
 namespace aotcache {
 
 class AdminServiceImpl final : public v1::AdminService::Service {
  public:
-  AdminServiceImpl(Cache* cache, RocksDbStore* store)
-      : cache_(cache), store_(store) {}
+  AdminServiceImpl(Cache* cache, RocksDbStore* store, CallClock* clock)
+      : cache_(cache), store_(store), clock_(clock) {}
 
   grpc::Status Stats(grpc::ServerContext*, const v1::StatsRequest*,
                      v1::StatsResponse* response) override;
@@ -32,6 +33,7 @@ class AdminServiceImpl final : public v1::AdminService::Service {
  private:
   Cache* cache_;
   RocksDbStore* store_;
+  CallClock* clock_;
 };
 
 }  // namespace aotcache

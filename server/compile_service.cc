@@ -38,6 +38,7 @@ v1::BackwardState ToProto(BackwardState s) {
 grpc::Status CompileServiceImpl::Compile(grpc::ServerContext*,
                                          const v1::CompileRequest* request,
                                          v1::CompileResponse* response) {
+  clock_->Touch();
   absl::StatusOr<CompileResult> r = cache_->Compile(FromProto(*request));
   if (!r.ok()) return ToGrpc(r.status());
   response->set_key(r->key);
@@ -54,6 +55,7 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext*,
 grpc::Status CompileServiceImpl::GetBackward(
     grpc::ServerContext*, const v1::GetBackwardRequest* request,
     v1::GetBackwardResponse* response) {
+  clock_->Touch();
   CompileRequest rebuild;
   const CompileRequest* rebuild_ptr = nullptr;
   if (request->has_request()) {
@@ -70,6 +72,7 @@ grpc::Status CompileServiceImpl::GetBackward(
 grpc::Status CompileServiceImpl::Lookup(grpc::ServerContext*,
                                         const v1::LookupRequest* request,
                                         v1::LookupResponse* response) {
+  clock_->Touch();
   absl::StatusOr<v1::CacheEntry> entry = store_->Lookup(request->key());
   if (!entry.ok()) return ToGrpc(entry.status());
   *response->mutable_entry() = *std::move(entry);

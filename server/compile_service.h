@@ -7,13 +7,14 @@
 #include "aotcache/v1/service.grpc.pb.h"
 #include "core/cache/cache.h"
 #include "core/store/entry_store.h"
+#include "server/call_clock.h"
 
 namespace aotcache {
 
 class CompileServiceImpl final : public v1::CompileService::Service {
  public:
-  CompileServiceImpl(Cache* cache, EntryStore* store)
-      : cache_(cache), store_(store) {}
+  CompileServiceImpl(Cache* cache, EntryStore* store, CallClock* clock)
+      : cache_(cache), store_(store), clock_(clock) {}
 
   grpc::Status Compile(grpc::ServerContext* context,
                        const v1::CompileRequest* request,
@@ -28,6 +29,7 @@ class CompileServiceImpl final : public v1::CompileService::Service {
  private:
   Cache* cache_;
   EntryStore* store_;
+  CallClock* clock_;
 };
 
 }  // namespace aotcache

@@ -43,10 +43,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   cache_options.limits.max_nodes = options.max_graph_nodes;
   d->cache_ = std::make_unique<Cache>(d->store_.get(), d->backend_.get(),
                                       cache_options);
-  d->compile_service_ =
-      std::make_unique<CompileServiceImpl>(d->cache_.get(), d->store_.get());
-  d->admin_service_ =
-      std::make_unique<AdminServiceImpl>(d->cache_.get(), d->store_.get());
+  d->compile_service_ = std::make_unique<CompileServiceImpl>(
+      d->cache_.get(), d->store_.get(), &d->call_clock_);
+  d->admin_service_ = std::make_unique<AdminServiceImpl>(
+      d->cache_.get(), d->store_.get(), &d->call_clock_);
 
   // The store's lock proves no other daemon serves this dir: a socket file
   // left here is stale.

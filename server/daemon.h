@@ -20,6 +20,7 @@
 #include "core/paths/data_dir.h"
 #include "core/store/rocksdb_store.h"
 #include "grpcpp/server.h"
+#include "server/call_clock.h"
 
 namespace aotcache {
 
@@ -42,6 +43,8 @@ class Daemon {
   int port() const { return port_; }  // 0 when not listening on TCP.
   const std::string& socket_path() const { return socket_path_; }
   Cache& cache() { return *cache_; }
+  // How long since the last call to any service.
+  absl::Duration SinceLastCall() const { return call_clock_.SinceLastCall(); }
 
   // Stops accepting calls, lets in-flight ones finish (up to `grace`), and
   // closes the store.
@@ -55,6 +58,7 @@ class Daemon {
   std::unique_ptr<RocksDbStore> store_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Cache> cache_;
+  CallClock call_clock_;
   std::unique_ptr<grpc::Service> compile_service_;
   std::unique_ptr<grpc::Service> admin_service_;
   std::unique_ptr<grpc::Server> server_;

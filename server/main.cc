@@ -22,6 +22,9 @@ ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted, in nodes");
 ABSL_FLAG(std::string, durability, "wal",
           "wal (default: a process crash loses nothing), sync (every write "
           "synced), none (no write-ahead log)");
+ABSL_FLAG(int64_t, idle_exit_seconds, 0,
+          "exit after this long without a call (0: never); clients that "
+          "start a daemon themselves set it");
 ABSL_FLAG(int64_t, drain_seconds, 30,
           "on SIGTERM, how long in-flight requests may take");
 
@@ -73,9 +76,20 @@ int main(int argc, char** argv) {
                 (*daemon)->socket_path().c_str());
   }
   std::fflush(stdout);
-  int signal = 0;
-  sigwait(&signals, &signal);
-  std::printf("aotcached: signal %d, draining\n", signal);
+  const absl::Duration idle_exit =
+      absl::Seconds(absl::GetFlag(FLAGS_idle_exit_seconds));
+  const timespec tick = {1, 0};
+  int signal = -1;
+  while (signal < 0) {
+    signal = sigtimedwait(&signals, nullptr, &tick);
+    if (signal < 0 && idle_exit > absl::ZeroDuration() &&
+        (*daemon)->SinceLastCall() >= idle_exit) {
+      std::printf("aotcached: idle for %s, exiting\n",
+                  absl::FormatDuration(idle_exit).c_str());
+      break;
+    }
+  }
+  if (signal >= 0) std::printf("aotcached: signal %d, draining\n", signal);
   std::fflush(stdout);
   (*daemon)->Shutdown(std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds)));
   std::printf("aotcached: stopped\n");
