@@ -1,0 +1,190 @@
+#include "client/cpp/client.h"
+
+#include <chrono>
+#include <cstdlib>
+
+#include "absl/memory/memory.h"
+#include "absl/strings/str_cat.h"
+#include "client/cpp/daemon_launcher.h"
+#include "core/analysis/analyze.h"
+#include "core/backend/compile_plan.h"
+#include "core/backend/reference_backend.h"
+#include "core/key/host_target.h"
+#include "core/paths/data_dir.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+
+namespace aotcache {
+namespace {
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+// The server cannot help with this call, but the client can compile the
+// graph itself.
+bool ShouldCompileInProcess(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE ||
+         code == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         code == grpc::StatusCode::RESOURCE_EXHAUSTED;
+}
+
+bool DefaultDaemonWanted(const ClientOptions& options) {
+  const char* env = std::getenv("AOTCACHE_SERVER");
+  return options.server.empty() && (env == nullptr || *env == '\0');
+}
+
+absl::StatusOr<CompilePlan> PlanInProcess(const v1::CompileRequest& request) {
+  absl::StatusOr<Analysis> analysis =
+      Analyze(request.graph(), request.options());
+  if (!analysis.ok()) return analysis.status();
+  return PlanCompilation(*analysis);
+}
+
+}  // namespace
+
+Client::Client(ClientOptions options)
+    : options_(std::move(options)),
+      target_(ResolveServerTarget(options_.server)),
+      is_default_daemon_(DefaultDaemonWanted(options_)),
+      channel_(
+          grpc::CreateChannel(target_, grpc::InsecureChannelCredentials())),
+      stub_(v1::CompileService::NewStub(channel_)) {}
+
+grpc::Status Client::Call(
+    const std::function<grpc::Status(grpc::ClientContext*)>& rpc) {
+  absl::Duration backoff = options_.initial_backoff;
+  grpc::Status status;
+  for (int attempt = 1;; ++attempt) {
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.deadline));
+    status = rpc(&context);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
+        attempt >= options_.max_attempts) {
+      return status;
+    }
+    absl::SleepFor(backoff);
+    backoff *= 2;
+  }
+}
+
+std::string Client::EnsureServer() {
+  absl::MutexLock lock(&mu_);
+  if (server_checked_) return server_problem_;
+  server_checked_ = true;
+  if (!is_default_daemon_ || !options_.start_daemon) return "";
+  if (channel_->WaitForConnected(
+          absl::ToChronoTime(absl::Now() + absl::Milliseconds(200)))) {
+    return "";
+  }
+  absl::StatusOr<std::string> binary = FindAotcached();
+  absl::Status started = binary.ok()
+                             ? LaunchDetachedDaemon(*binary, DefaultDataDir(),
+                                                    options_.daemon_idle_exit)
+                             : binary.status();
+  if (started.ok() && channel_->WaitForConnected(absl::ToChronoTime(
+                          absl::Now() + absl::Seconds(10)))) {
+    return "";
+  }
+  server_problem_ = absl::StrCat(
+      "no daemon at ", target_, " and none could be started: ",
+      started.ok() ? "it did not answer within 10 s (see aotcached.log)"
+                   : started.message());
+  return server_problem_;
+}
+
+absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
+    const v1::Graph& graph, const v1::CompileOptions& options) {
+  auto f = absl::WrapUnique(new CachedFunction());
+  f->client_ = this;
+  *f->request_.mutable_graph() = graph;
+  *f->request_.mutable_options() = options;
+  *f->request_.mutable_target() = HostTarget();
+
+  std::string problem = EnsureServer();
+  v1::FunctionMetadata metadata;
+  if (problem.empty()) {
+    v1::CompileResponse response;
+    grpc::Status status = Call([&](grpc::ClientContext* context) {
+      return stub_->Compile(context, f->request_, &response);
+    });
+    if (status.ok()) {
+      f->key_ = response.key();
+      f->status_ = response.status();
+      f->mode_ = response.mode();
+      f->forward_ = std::move(*response.mutable_forward());
+      metadata = std::move(*response.mutable_metadata());
+    } else if (ShouldCompileInProcess(status.error_code())) {
+      problem = absl::StrCat(target_, ": ", status.error_message());
+    } else {
+      return FromGrpc(status);
+    }
+  }
+  if (!problem.empty()) {
+    f->source_ = Source::kInProcess;
+    f->fallback_reason_ = problem;
+    absl::StatusOr<CompilePlan> plan = PlanInProcess(f->request_);
+    if (!plan.ok()) return plan.status();
+    ReferenceBackend backend;
+    absl::StatusOr<v1::Artifact> forward = CompileForward(*plan, backend);
+    if (!forward.ok()) return forward.status();
+    f->forward_ = *std::move(forward);
+    f->mode_ = plan->backward_graph.has_value() ? v1::MODE_TRAINING
+                                                : v1::MODE_INFERENCE;
+    metadata = plan->metadata;
+  }
+  absl::StatusOr<std::unique_ptr<CompiledFunction>> function =
+      CompiledFunction::Load(f->forward_, metadata);
+  if (!function.ok()) return function.status();
+  f->function_ = *std::move(function);
+  return f;
+}
+
+absl::StatusOr<v1::Artifact> Client::FetchBackward(const CachedFunction& f) {
+  if (f.source_ == Source::kServer) {
+    v1::GetBackwardRequest request;
+    request.set_key(f.key_);
+    *request.mutable_request() = f.request_;
+    v1::GetBackwardResponse response;
+    grpc::Status status = Call([&](grpc::ClientContext* context) {
+      return stub_->GetBackward(context, request, &response);
+    });
+    if (status.ok()) return std::move(*response.mutable_backward());
+    if (!ShouldCompileInProcess(status.error_code())) return FromGrpc(status);
+  }
+  // No server (any more): the same deterministic compile, here.
+  absl::StatusOr<CompilePlan> plan = PlanInProcess(f.request_);
+  if (!plan.ok()) return plan.status();
+  ReferenceBackend backend;
+  return CompileBackward(*plan, f.forward_, backend);
+}
+
+absl::Status CachedFunction::EnsureBackward() {
+  absl::MutexLock lock(&mu_);
+  if (backward_attached_) return absl::OkStatus();
+  if (mode_ != v1::MODE_TRAINING) {
+    return absl::FailedPreconditionError(
+        "an inference function has no backward");
+  }
+  absl::StatusOr<v1::Artifact> backward = client_->FetchBackward(*this);
+  if (!backward.ok()) return backward.status();
+  absl::Status attached = function_->AttachBackward(*backward);
+  if (!attached.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the backward from ", client_->target(),
+        " does not pair with this forward (a server of another build?): ",
+        attached.message()));
+  }
+  backward_attached_ = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<CompiledFunction::Gradients> CachedFunction::Backward(
+    const std::vector<Tensor>& saved, const std::vector<Tensor>& tangents) {
+  absl::Status ready = EnsureBackward();
+  if (!ready.ok()) return ready;
+  return function_->Backward(saved, tangents);
+}
+
+}  // namespace aotcache

@@ -1,0 +1,122 @@
+// aotcache::Client: compiles graphs through aotcached and runs what comes
+// back. Compile answers a CachedFunction at once with the forward; its
+// Backward fetches the backward artifact the first time it runs (the
+// server compiles it lazily, once for everyone).
+//
+// Which server: ClientOptions::server, else $AOTCACHE_SERVER, else the
+// default daemon on the unix socket in the default data dir -- started by
+// the client if nothing answers there (daemon_launcher.h).
+//
+// A trainer never fails because the cache is down: when no server can be
+// reached (after retrying UNAVAILABLE with backoff) or the graph is over the
+// server's limits, the client compiles in process and the function's
+// source() says so, with the reason. A malformed graph is an error either
+// way.
+//
+// Thread-safety: Client and CachedFunction are thread-safe.
+#ifndef AOTCACHE_CLIENT_CPP_CLIENT_H_
+#define AOTCACHE_CLIENT_CPP_CLIENT_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "aotcache/v1/service.grpc.pb.h"
+#include "core/runtime/compiled_function.h"
+
+namespace aotcache {
+
+struct ClientOptions {
+  std::string server;  // A gRPC target; empty: see above.
+  absl::Duration deadline = absl::Seconds(60);  // Per call.
+  int max_attempts = 4;  // UNAVAILABLE only; the rest is never retried.
+  absl::Duration initial_backoff = absl::Milliseconds(50);  // Doubles.
+  // For the default daemon only: start one if none answers.
+  bool start_daemon = true;
+  absl::Duration daemon_idle_exit = absl::Minutes(30);
+};
+
+enum class Source { kServer, kInProcess };
+
+class Client;
+
+class CachedFunction {
+ public:
+  const std::string& key() const { return key_; }  // Empty in process.
+  Source source() const { return source_; }
+  // Server: hit, miss or bypass. In process: unspecified.
+  v1::CompileStatus status() const { return status_; }
+  // Why the function was compiled in process; empty otherwise.
+  const std::string& fallback_reason() const { return fallback_reason_; }
+  v1::Mode mode() const { return mode_; }
+  const CompiledFunction& function() const { return *function_; }
+
+  absl::StatusOr<CompiledFunction::ForwardResult> Forward(
+      std::vector<Tensor>* inputs) const {
+    return function_->Forward(inputs);
+  }
+  // Fetches (or, with no server, compiles) the backward on first use.
+  // FailedPrecondition for an inference function, or when the backward the
+  // server has does not pair with this forward (a server of another build).
+  absl::StatusOr<CompiledFunction::Gradients> Backward(
+      const std::vector<Tensor>& saved, const std::vector<Tensor>& tangents);
+
+ private:
+  friend class Client;
+  CachedFunction() = default;
+  absl::Status EnsureBackward();
+
+  Client* client_ = nullptr;
+  v1::CompileRequest request_;
+  std::string key_;
+  Source source_ = Source::kServer;
+  v1::CompileStatus status_ = v1::COMPILE_STATUS_UNSPECIFIED;
+  v1::Mode mode_ = v1::MODE_UNSPECIFIED;
+  std::string fallback_reason_;
+  std::unique_ptr<CompiledFunction> function_;
+  v1::Artifact forward_;
+  absl::Mutex mu_;
+  bool backward_attached_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+class Client {
+ public:
+  explicit Client(ClientOptions options = ClientOptions());
+
+  // The function for `graph`, from the server or compiled in process.
+  absl::StatusOr<std::unique_ptr<CachedFunction>> Compile(
+      const v1::Graph& graph,
+      const v1::CompileOptions& options = v1::CompileOptions());
+
+  // The gRPC target this client uses.
+  const std::string& target() const { return target_; }
+
+ private:
+  friend class CachedFunction;
+
+  // Runs `rpc` with the deadline, retrying UNAVAILABLE with backoff.
+  grpc::Status Call(
+      const std::function<grpc::Status(grpc::ClientContext*)>& rpc);
+  // Once: for the default daemon, starts it if nothing answers. Returns
+  // why no server can be used, or "" when one can.
+  std::string EnsureServer();
+  absl::StatusOr<v1::Artifact> FetchBackward(const CachedFunction& f);
+
+  ClientOptions options_;
+  std::string target_;
+  bool is_default_daemon_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::CompileService::Stub> stub_;
+  absl::Mutex mu_;
+  bool server_checked_ ABSL_GUARDED_BY(mu_) = false;
+  std::string server_problem_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CLIENT_CPP_CLIENT_H_

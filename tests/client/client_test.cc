@@ -1,0 +1,205 @@
+// aotcache::Client against a real aotcached (in process on 127.0.0.1:0, or
+// the aotcached binary it starts itself), checked against torch eager's
+// values and gradients from the fixtures.
+#include "client/cpp/client.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "client/cpp/daemon_launcher.h"
+#include "core/paths/data_dir.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/daemon.h"
+#include "tests/testing/fixtures.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/value_fixtures.h"
+
+namespace aotcache {
+namespace {
+
+using ::aotcache::testing::TempDir;
+using ::testing::HasSubstr;
+
+constexpr char kGraph[] = "mlp_mse__rg.json";  // x, w1, b1, w2, b2, y → loss
+
+// Runs forward and backward of `f` on the fixture's inputs and checks both
+// against what torch eager computed.
+void ExpectEagerValuesAndGradients(CachedFunction& f) {
+  testing::EagerRun eager = testing::LoadEagerRun(kGraph);
+  std::vector<Tensor> inputs = eager.inputs;
+  auto forward = f.Forward(&inputs);
+  ASSERT_TRUE(forward.ok()) << forward.status();
+  ASSERT_EQ(forward->outputs.size(), eager.outputs.size());
+  EXPECT_EQ(testing::CompareValues(forward->outputs[0], eager.outputs[0]), "");
+
+  google::protobuf::Struct grads =
+      testing::LoadJsonFixture("grads/" + std::string(kGraph));
+  const auto& cotangents =
+      grads.fields().at("output_cotangents").list_value().values();
+  Tensor tangent = testing::DecodeTensorValue(cotangents[0].struct_value());
+  auto backward = f.Backward(forward->saved, {tangent});
+  ASSERT_TRUE(backward.ok()) << backward.status();
+  const auto& want = grads.fields().at("input_grads").list_value().values();
+  ASSERT_EQ(backward->inputs.size(), static_cast<size_t>(want.size()));
+  for (int i = 0; i < want.size(); ++i) {
+    bool eager_has = want[i].has_struct_value();
+    ASSERT_EQ(backward->inputs[i].has_value(), eager_has) << "input " << i;
+    if (eager_has) {
+      EXPECT_EQ(testing::CompareValues(
+                    *backward->inputs[i],
+                    testing::DecodeTensorValue(want[i].struct_value())),
+                "")
+          << "input " << i;
+    }
+  }
+}
+
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DaemonOptions options;
+    options.data_dir = dir_.path();
+    auto daemon = Daemon::Start(options);
+    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    daemon_ = *std::move(daemon);
+    options_.server = absl::StrCat("127.0.0.1:", daemon_->port());
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+  ClientOptions options_;
+};
+
+TEST_F(ClientTest, MissThenHitAndTheBackwardIsCompiledOnceOnFirstUse) {
+  v1::Graph graph = testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph));
+  Client first(options_);
+  auto f = first.Compile(graph);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->source(), Source::kServer);
+  EXPECT_EQ((*f)->status(), v1::COMPILE_STATUS_MISS);
+  EXPECT_EQ((*f)->mode(), v1::MODE_TRAINING);
+  EXPECT_EQ(daemon_->cache().counters().backward_compiles, 0);
+  ExpectEagerValuesAndGradients(**f);
+  EXPECT_EQ(daemon_->cache().counters().backward_compiles, 1);
+
+  Client second(options_);  // Another process, as far as the server knows.
+  auto g = second.Compile(graph);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->status(), v1::COMPILE_STATUS_HIT);
+  EXPECT_EQ((*g)->key(), (*f)->key());
+  ExpectEagerValuesAndGradients(**g);
+  EXPECT_EQ(daemon_->cache().counters().backward_compiles, 1);
+  EXPECT_EQ(daemon_->cache().counters().backward_hits, 1);
+}
+
+TEST_F(ClientTest, AMalformedGraphIsAnErrorNotAFallback) {
+  v1::Graph graph = testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph));
+  graph.mutable_nodes(0)->set_op("aten.no_such_op.default");
+  Client client(options_);
+  auto f = client.Compile(graph);
+  ASSERT_FALSE(f.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(f.status())) << f.status();
+  EXPECT_THAT(f.status().message(), HasSubstr("aten.no_such_op"));
+}
+
+TEST_F(ClientTest, InferenceFunctionsHaveNoBackward) {
+  Client client(options_);
+  auto f = client.Compile(testing::LoadGraphOrDie("graphs/mlp_mse__nrg.json"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->mode(), v1::MODE_INFERENCE);
+  auto grads = (*f)->Backward({}, {});
+  EXPECT_TRUE(absl::IsFailedPrecondition(grads.status())) << grads.status();
+}
+
+TEST(ClientFallbackTest, NoServerMeansCompilingInProcess) {
+  TempDir dir;
+  ClientOptions options;
+  options.server = "unix:" + SocketPath(dir.path());  // Nobody listens.
+  options.max_attempts = 2;
+  Client client(options);
+  auto f =
+      client.Compile(testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->source(), Source::kInProcess);
+  EXPECT_THAT((*f)->fallback_reason(), HasSubstr(options.server));
+  ExpectEagerValuesAndGradients(**f);
+}
+
+TEST(ClientRetryTest, UnavailableIsRetriedUntilTheDaemonIsUp) {
+  TempDir dir;
+  std::unique_ptr<Daemon> daemon;
+  std::thread late_start([&] {
+    absl::SleepFor(absl::Milliseconds(300));
+    DaemonOptions options;
+    options.listen = "";
+    options.data_dir = dir.path();
+    auto started = Daemon::Start(options);
+    if (started.ok()) daemon = *std::move(started);
+  });
+  ClientOptions options;
+  options.server = "unix:" + SocketPath(dir.path());
+  options.max_attempts = 8;  // 50 ms doubling: over 6 s in all.
+  Client client(options);
+  auto f =
+      client.Compile(testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
+  late_start.join();
+  ASSERT_NE(daemon, nullptr);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->source(), Source::kServer) << (*f)->fallback_reason();
+}
+
+TEST(ClientDefaultDaemonTest, StartsADetachedDaemonThatExitsWhenIdle) {
+  TempDir cache_home;
+  setenv("XDG_CACHE_HOME", cache_home.path().c_str(), 1);
+  setenv("AOTCACHED", AOTCACHED_PATH, 1);
+  unsetenv("AOTCACHE_SERVER");
+  ClientOptions options;
+  options.daemon_idle_exit = absl::Seconds(2);
+  std::string socket = SocketPath(DefaultDataDir());
+  {
+    Client client(options);
+    EXPECT_EQ(client.target(), "unix:" + socket);
+    auto f = client.Compile(
+        testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ((*f)->source(), Source::kServer) << (*f)->fallback_reason();
+    EXPECT_TRUE(std::filesystem::exists(socket));
+  }
+  // A second client finds the running daemon: the entry is a hit.
+  {
+    Client client(options);
+    auto f = client.Compile(
+        testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ((*f)->status(), v1::COMPILE_STATUS_HIT);
+  }
+  // Idle for 2 s, it exits and removes its socket.
+  for (int i = 0; i < 100 && std::filesystem::exists(socket); ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_FALSE(std::filesystem::exists(socket));
+  unsetenv("AOTCACHED");
+}
+
+TEST(FindAotcachedTest, HonoursTheVariableAndSaysWhatItSearched) {
+  setenv("AOTCACHED", AOTCACHED_PATH, 1);
+  auto found = FindAotcached();
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(*found, AOTCACHED_PATH);
+  setenv("AOTCACHED", "/nonexistent/aotcached", 1);
+  EXPECT_TRUE(absl::IsNotFound(FindAotcached().status()));
+  unsetenv("AOTCACHED");
+  std::string saved_path = getenv("PATH") ? getenv("PATH") : "";
+  setenv("PATH", "/nonexistent", 1);
+  auto missing = FindAotcached();
+  setenv("PATH", saved_path.c_str(), 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("none on PATH"));
+}
+
+}  // namespace
+}  // namespace aotcache
