@@ -1,5 +1,7 @@
 #include "server/compile_service.h"
 
+#include "core/graph/deterministic_bytes.h"
+#include "core/key/digest.h"
 #include "server/grpc_status.h"
 
 namespace aotcache {
@@ -47,8 +49,14 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext*,
   response->set_bypass_reason(r->bypass_reason);
   response->set_backward(ToProto(r->backward));
   *response->mutable_metadata() = std::move(r->metadata);
-  *response->mutable_forward() = std::move(r->forward);
   response->set_compile_seconds(r->compile_seconds);
+  if (r->status != ForwardStatus::kBypass) {
+    response->set_forward_digest(Sha256Hex(DeterministicBytes(r->forward)));
+  }
+  if (!request->artifacts_by_reference() ||
+      r->status == ForwardStatus::kBypass) {
+    *response->mutable_forward() = std::move(r->forward);
+  }
   return grpc::Status::OK;
 }
 
@@ -65,7 +73,29 @@ grpc::Status CompileServiceImpl::GetBackward(
   absl::StatusOr<v1::Artifact> bw =
       cache_->GetBackward(request->key(), rebuild_ptr);
   if (!bw.ok()) return ToGrpc(bw.status());
-  *response->mutable_backward() = *std::move(bw);
+  response->set_backward_digest(Sha256Hex(DeterministicBytes(*bw)));
+  if (!request->artifact_by_reference()) {
+    *response->mutable_backward() = *std::move(bw);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CompileServiceImpl::FetchArtifact(
+    grpc::ServerContext* context, const v1::FetchArtifactRequest* request,
+    grpc::ServerWriter<v1::ArtifactChunk>* writer) {
+  clock_->Touch();
+  absl::StatusOr<std::string> bytes = store_->GetArtifact(request->digest());
+  if (!bytes.ok()) return ToGrpc(bytes.status());
+  constexpr size_t kChunkBytes = size_t{1} << 20;
+  size_t offset = 0;
+  do {
+    if (context->IsCancelled()) return grpc::Status::CANCELLED;
+    v1::ArtifactChunk chunk;
+    if (offset == 0) chunk.set_total_bytes(static_cast<int64_t>(bytes->size()));
+    chunk.set_data(bytes->substr(offset, kChunkBytes));
+    offset += kChunkBytes;
+    if (!writer->Write(chunk)) return grpc::Status::CANCELLED;
+  } while (offset < bytes->size());
   return grpc::Status::OK;
 }
 

@@ -25,6 +25,9 @@ class CompileServiceImpl final : public v1::CompileService::Service {
   grpc::Status Lookup(grpc::ServerContext* context,
                       const v1::LookupRequest* request,
                       v1::LookupResponse* response) override;
+  grpc::Status FetchArtifact(
+      grpc::ServerContext* context, const v1::FetchArtifactRequest* request,
+      grpc::ServerWriter<v1::ArtifactChunk>* writer) override;
 
  private:
   Cache* cache_;

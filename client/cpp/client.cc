@@ -9,6 +9,7 @@
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
 #include "core/backend/reference_backend.h"
+#include "core/key/digest.h"
 #include "core/key/host_target.h"
 #include "core/paths/data_dir.h"
 #include "grpcpp/create_channel.h"
@@ -50,7 +51,56 @@ Client::Client(ClientOptions options)
       is_default_daemon_(DefaultDaemonWanted(options_)),
       channel_(
           grpc::CreateChannel(target_, grpc::InsecureChannelCredentials())),
-      stub_(v1::CompileService::NewStub(channel_)) {}
+      stub_(v1::CompileService::NewStub(channel_)) {
+  if (options_.artifact_dir != "none") {
+    artifact_dir_ = std::make_unique<ArtifactDir>(
+        options_.artifact_dir.empty()
+            ? absl::StrCat(DefaultDataDir(), "/client-artifacts")
+            : options_.artifact_dir);
+  }
+}
+
+ClientCounters Client::counters() const {
+  absl::MutexLock lock(&mu_);
+  return counters_;
+}
+
+absl::StatusOr<v1::Artifact> Client::LocalOrFetch(const std::string& digest) {
+  absl::StatusOr<v1::Artifact> local = artifact_dir_->Get(digest);
+  if (local.ok()) {
+    absl::MutexLock lock(&mu_);
+    ++counters_.local_artifact_hits;
+    return local;
+  }
+  v1::FetchArtifactRequest request;
+  request.set_digest(digest);
+  std::string bytes;
+  grpc::Status status = Call([&](grpc::ClientContext* context) {
+    bytes.clear();
+    auto reader = stub_->FetchArtifact(context, request);
+    v1::ArtifactChunk chunk;
+    while (reader->Read(&chunk)) {
+      if (chunk.total_bytes() > 0) bytes.reserve(chunk.total_bytes());
+      bytes += chunk.data();
+    }
+    return reader->Finish();
+  });
+  if (!status.ok()) return FromGrpc(status);
+  if (Sha256Hex(bytes) != digest) {
+    return absl::DataLossError(
+        absl::StrCat("artifact ", digest, " arrived with other bytes"));
+  }
+  v1::Artifact artifact;
+  if (!artifact.ParseFromString(bytes)) {
+    return absl::DataLossError(
+        absl::StrCat("artifact ", digest, " does not parse"));
+  }
+  (void)artifact_dir_->Put(digest, bytes);  // A full disk only costs a fetch.
+  absl::MutexLock lock(&mu_);
+  ++counters_.artifacts_fetched;
+  counters_.bytes_fetched += static_cast<int64_t>(bytes.size());
+  return artifact;
+}
 
 grpc::Status Client::Call(
     const std::function<grpc::Status(grpc::ClientContext*)>& rpc) {
@@ -101,6 +151,7 @@ absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
   *f->request_.mutable_graph() = graph;
   *f->request_.mutable_options() = options;
   *f->request_.mutable_target() = HostTarget();
+  f->request_.set_artifacts_by_reference(artifact_dir_ != nullptr);
 
   std::string problem = EnsureServer();
   v1::FunctionMetadata metadata;
@@ -109,16 +160,22 @@ absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
     grpc::Status status = Call([&](grpc::ClientContext* context) {
       return stub_->Compile(context, f->request_, &response);
     });
-    if (status.ok()) {
+    if (!status.ok() && !ShouldCompileInProcess(status.error_code())) {
+      return FromGrpc(status);
+    }
+    absl::StatusOr<v1::Artifact> forward =
+        !status.ok()             ? FromGrpc(status)
+        : response.has_forward() ? std::move(*response.mutable_forward())
+                                 : LocalOrFetch(response.forward_digest());
+    if (forward.ok()) {
       f->key_ = response.key();
       f->status_ = response.status();
       f->mode_ = response.mode();
-      f->forward_ = std::move(*response.mutable_forward());
+      f->forward_ = *std::move(forward);
       metadata = std::move(*response.mutable_metadata());
-    } else if (ShouldCompileInProcess(status.error_code())) {
-      problem = absl::StrCat(target_, ": ", status.error_message());
     } else {
-      return FromGrpc(status);
+      // Unreachable, over its limits, or the artifact did not arrive.
+      problem = absl::StrCat(target_, ": ", forward.status().message());
     }
   }
   if (!problem.empty()) {
@@ -146,11 +203,16 @@ absl::StatusOr<v1::Artifact> Client::FetchBackward(const CachedFunction& f) {
     v1::GetBackwardRequest request;
     request.set_key(f.key_);
     *request.mutable_request() = f.request_;
+    request.set_artifact_by_reference(artifact_dir_ != nullptr);
     v1::GetBackwardResponse response;
     grpc::Status status = Call([&](grpc::ClientContext* context) {
       return stub_->GetBackward(context, request, &response);
     });
-    if (status.ok()) return std::move(*response.mutable_backward());
+    if (status.ok()) {
+      if (response.has_backward())
+        return std::move(*response.mutable_backward());
+      return LocalOrFetch(response.backward_digest());
+    }
     if (!ShouldCompileInProcess(status.error_code())) return FromGrpc(status);
   }
   // No server (any more): the same deterministic compile, here.

@@ -27,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "aotcache/v1/service.grpc.pb.h"
+#include "client/cpp/artifact_dir.h"
 #include "core/runtime/compiled_function.h"
 
 namespace aotcache {
@@ -39,6 +40,17 @@ struct ClientOptions {
   // For the default daemon only: start one if none answers.
   bool start_daemon = true;
   absl::Duration daemon_idle_exit = absl::Minutes(30);
+  // This machine's copy of received artifacts (artifact_dir.h): the server
+  // answers by digest and only unknown artifacts cross the wire. Empty:
+  // DefaultDataDir()/client-artifacts. "none": always inline.
+  std::string artifact_dir;
+};
+
+// What crossed the wire, for monitoring and tests.
+struct ClientCounters {
+  int64_t artifacts_fetched = 0;  // Over FetchArtifact.
+  int64_t bytes_fetched = 0;
+  int64_t local_artifact_hits = 0;  // Found in the artifact dir.
 };
 
 enum class Source { kServer, kInProcess };
@@ -95,6 +107,7 @@ class Client {
 
   // The gRPC target this client uses.
   const std::string& target() const { return target_; }
+  ClientCounters counters() const;
 
  private:
   friend class CachedFunction;
@@ -106,13 +119,17 @@ class Client {
   // why no server can be used, or "" when one can.
   std::string EnsureServer();
   absl::StatusOr<v1::Artifact> FetchBackward(const CachedFunction& f);
+  // The artifact `digest` from the artifact dir, else from the server.
+  absl::StatusOr<v1::Artifact> LocalOrFetch(const std::string& digest);
 
   ClientOptions options_;
   std::string target_;
   bool is_default_daemon_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::CompileService::Stub> stub_;
-  absl::Mutex mu_;
+  std::unique_ptr<ArtifactDir> artifact_dir_;  // Null: inline artifacts.
+  mutable absl::Mutex mu_;
+  ClientCounters counters_ ABSL_GUARDED_BY(mu_);
   bool server_checked_ ABSL_GUARDED_BY(mu_) = false;
   std::string server_problem_ ABSL_GUARDED_BY(mu_);
 };

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -67,9 +68,11 @@ class ClientTest : public ::testing::Test {
     ASSERT_TRUE(daemon.ok()) << daemon.status();
     daemon_ = *std::move(daemon);
     options_.server = absl::StrCat("127.0.0.1:", daemon_->port());
+    options_.artifact_dir = artifacts_.path();
   }
 
   TempDir dir_;
+  TempDir artifacts_;
   std::unique_ptr<Daemon> daemon_;
   ClientOptions options_;
 };
@@ -115,11 +118,74 @@ TEST_F(ClientTest, InferenceFunctionsHaveNoBackward) {
   EXPECT_TRUE(absl::IsFailedPrecondition(grads.status())) << grads.status();
 }
 
+TEST_F(ClientTest, ArtifactsCrossTheWireOncePerMachine) {
+  v1::Graph graph = testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph));
+  Client first(options_);
+  auto f = first.Compile(graph);
+  ASSERT_TRUE(f.ok()) << f.status();
+  ExpectEagerValuesAndGradients(**f);
+  EXPECT_EQ(first.counters().artifacts_fetched, 2);  // Forward, backward.
+  EXPECT_GT(first.counters().bytes_fetched, 0);
+
+  Client second(options_);  // Same machine: same artifact dir.
+  auto g = second.Compile(graph);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ExpectEagerValuesAndGradients(**g);
+  EXPECT_EQ(second.counters().artifacts_fetched, 0);
+  EXPECT_EQ(second.counters().local_artifact_hits, 2);
+
+  // A damaged local copy is dropped and fetched again, never run.
+  for (const auto& file :
+       std::filesystem::recursive_directory_iterator(artifacts_.path())) {
+    if (file.is_regular_file()) {
+      std::ofstream(file.path(), std::ios::binary | std::ios::app) << "x";
+    }
+  }
+  Client third(options_);
+  auto h = third.Compile(graph);
+  ASSERT_TRUE(h.ok()) << h.status();
+  ExpectEagerValuesAndGradients(**h);
+  EXPECT_EQ(third.counters().artifacts_fetched, 2);
+  EXPECT_EQ(third.counters().local_artifact_hits, 0);
+}
+
+TEST_F(ClientTest, ArtifactsOverOneChunkAreStreamed) {
+  // A chain of 20,000 adds: an inference artifact of several MiB.
+  v1::Graph graph = testing::GraphFromJson(R"json({"inputs": [{"name": "x",
+      "meta": {"shape": [4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+      "nodes": [], "outputs": []})json");
+  std::string previous = "x";
+  for (int i = 0; i < 20000; ++i) {
+    v1::Node* node = graph.add_nodes();
+    node->set_name(absl::StrCat("add", i));
+    node->set_op("aten.add.Tensor");
+    node->add_args()->set_node(previous);
+    node->add_args()->set_node("x");
+    node->set_grad_mode(v1::GRAD_MODE_ENABLED);
+    previous = node->name();
+  }
+  graph.add_outputs(previous);
+  Client client(options_);
+  auto f = client.Compile(graph);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->source(), Source::kServer) << (*f)->fallback_reason();
+  EXPECT_EQ(client.counters().artifacts_fetched, 1);
+  EXPECT_GT(client.counters().bytes_fetched, 1 << 20);
+  std::vector<Tensor> inputs = {Tensor::Contiguous({4}, v1::DTYPE_FLOAT32)};
+  float* x = reinterpret_cast<float*>(inputs[0].storage_data());
+  for (int i = 0; i < 4; ++i) x[i] = 0.5f * static_cast<float>(i);
+  auto out = (*f)->Forward(&inputs);
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<double> y = out->outputs[0].ToDoubles();
+  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(y[i], 20001 * 0.5 * i) << i;
+}
+
 TEST(ClientFallbackTest, NoServerMeansCompilingInProcess) {
   TempDir dir;
   ClientOptions options;
   options.server = "unix:" + SocketPath(dir.path());  // Nobody listens.
   options.max_attempts = 2;
+  options.artifact_dir = "none";
   Client client(options);
   auto f =
       client.Compile(testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
@@ -143,6 +209,7 @@ TEST(ClientRetryTest, UnavailableIsRetriedUntilTheDaemonIsUp) {
   ClientOptions options;
   options.server = "unix:" + SocketPath(dir.path());
   options.max_attempts = 8;  // 50 ms doubling: over 6 s in all.
+  options.artifact_dir = "none";
   Client client(options);
   auto f =
       client.Compile(testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
