@@ -1,0 +1,62 @@
+"""Checks what can be checked here of deploy/: the systemd unit with
+systemd-analyze verify (any complaint fails; skipped where systemd-analyze is
+absent), and the Kubernetes manifests' structure (no cluster here for kubectl
+to validate against): a Service and a StatefulSet that agree on the port,
+gRPC health probes, a persistent volume on the data dir the args name.
+
+usage: check_deploy.py AOTCACHED_BINARY
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def check_systemd(binary):
+    if shutil.which("systemd-analyze") is None:
+        print("systemd-analyze absent: unit not verified")
+        return
+    with open(os.path.join(ROOT, "deploy/systemd/aotcached.service")) as f:
+        unit = f.read()
+    assert "/usr/local/bin/aotcached" in unit
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "aotcached.service")
+        with open(path, "w") as f:
+            f.write(unit.replace("/usr/local/bin/aotcached", binary))
+        r = subprocess.run(["systemd-analyze", "verify", path],
+                           capture_output=True, text=True, timeout=120)
+    complaints = (r.stdout + r.stderr).strip()
+    assert r.returncode == 0 and not complaints, complaints
+    for key in ("DynamicUser=yes", "StateDirectory=aotcache",
+                "ProtectSystem=strict", "--data_dir=/var/lib/aotcache"):
+        assert key in unit, key
+    print("systemd unit verified")
+
+
+def check_kubernetes():
+    with open(os.path.join(ROOT, "deploy/kubernetes/aotcached.yaml")) as f:
+        docs = {d["kind"]: d for d in yaml.safe_load_all(f)}
+    service, sts = docs["Service"], docs["StatefulSet"]
+    assert sts["spec"]["replicas"] == 1, "the store has one writer"
+    pod = sts["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    port = container["ports"][0]
+    assert service["spec"]["ports"][0]["targetPort"] == port["name"]
+    for probe in ("readinessProbe", "livenessProbe"):
+        assert container[probe]["grpc"]["port"] == port["containerPort"], probe
+    mount = container["volumeMounts"][0]
+    assert f"--data_dir={mount['mountPath']}" in container["args"]
+    claim = sts["spec"]["volumeClaimTemplates"][0]["metadata"]["name"]
+    assert mount["name"] == claim
+    assert pod["terminationGracePeriodSeconds"] > 30, "above --drain_seconds"
+    print("kubernetes manifests consistent")
+
+
+if __name__ == "__main__":
+    check_systemd(os.path.abspath(sys.argv[1]))
+    check_kubernetes()
