@@ -38,11 +38,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
     return store.status();
   }
   d->store_ = *std::move(store);
-  d->backend_ = std::make_unique<ReferenceBackend>();
+  Backend* backend = options.backend;
+  if (backend == nullptr) {
+    d->backend_ = std::make_unique<ReferenceBackend>();
+    backend = d->backend_.get();
+  }
   CacheOptions cache_options;
   cache_options.limits.max_nodes = options.max_graph_nodes;
-  d->cache_ = std::make_unique<Cache>(d->store_.get(), d->backend_.get(),
-                                      cache_options);
+  d->cache_ = std::make_unique<Cache>(d->store_.get(), backend, cache_options);
   d->compile_service_ = std::make_unique<CompileServiceImpl>(
       d->cache_.get(), d->store_.get(), &d->call_clock_);
   d->admin_service_ = std::make_unique<AdminServiceImpl>(

@@ -32,6 +32,7 @@ struct DaemonOptions {
   int64_t max_request_bytes = int64_t{64} << 20;
   int64_t max_graph_nodes = 100000;
   Durability durability = Durability::kWalNoSync;
+  Backend* backend = nullptr;  // Not owned; null: the reference backend.
 };
 
 class Daemon {

@@ -77,26 +77,45 @@ class ClientTest : public ::testing::Test {
   ClientOptions options_;
 };
 
-TEST_F(ClientTest, MissThenHitAndTheBackwardIsCompiledOnceOnFirstUse) {
+TEST_F(ClientTest, LazyBackwardAcrossFourClients) {
   v1::Graph graph = testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph));
-  Client first(options_);
-  auto f = first.Compile(graph);
-  ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_EQ((*f)->source(), Source::kServer);
-  EXPECT_EQ((*f)->status(), v1::COMPILE_STATUS_MISS);
-  EXPECT_EQ((*f)->mode(), v1::MODE_TRAINING);
-  EXPECT_EQ(daemon_->cache().counters().backward_compiles, 0);
-  ExpectEagerValuesAndGradients(**f);
-  EXPECT_EQ(daemon_->cache().counters().backward_compiles, 1);
+  testing::EagerRun eager = testing::LoadEagerRun(kGraph);
+  auto counters = [&] { return daemon_->cache().counters(); };
 
-  Client second(options_);  // Another process, as far as the server knows.
-  auto g = second.Compile(graph);
-  ASSERT_TRUE(g.ok()) << g.status();
-  EXPECT_EQ((*g)->status(), v1::COMPILE_STATUS_HIT);
-  EXPECT_EQ((*g)->key(), (*f)->key());
-  ExpectEagerValuesAndGradients(**g);
-  EXPECT_EQ(daemon_->cache().counters().backward_compiles, 1);
-  EXPECT_EQ(daemon_->cache().counters().backward_hits, 1);
+  // 1: compiles the forward and never runs backward.
+  Client first(options_);
+  auto f1 = first.Compile(graph);
+  ASSERT_TRUE(f1.ok()) << f1.status();
+  EXPECT_EQ((*f1)->source(), Source::kServer);
+  EXPECT_EQ((*f1)->status(), v1::COMPILE_STATUS_MISS);
+  EXPECT_EQ((*f1)->mode(), v1::MODE_TRAINING);
+  std::vector<Tensor> inputs = eager.inputs;
+  ASSERT_TRUE((*f1)->Forward(&inputs).ok());
+  EXPECT_EQ(counters().backward_compiles, 0);
+
+  // 2: hits the forward; still nobody asked for the backward.
+  Client second(options_);
+  auto f2 = second.Compile(graph);
+  ASSERT_TRUE(f2.ok()) << f2.status();
+  EXPECT_EQ((*f2)->status(), v1::COMPILE_STATUS_HIT);
+  EXPECT_EQ((*f2)->key(), (*f1)->key());
+  EXPECT_EQ(counters().backward_compiles, 0);
+
+  // 3: runs backward: the server compiles it, once.
+  Client third(options_);
+  auto f3 = third.Compile(graph);
+  ASSERT_TRUE(f3.ok()) << f3.status();
+  ExpectEagerValuesAndGradients(**f3);
+  EXPECT_EQ(counters().backward_compiles, 1);
+
+  // 4: hits both.
+  Client fourth(options_);
+  auto f4 = fourth.Compile(graph);
+  ASSERT_TRUE(f4.ok()) << f4.status();
+  EXPECT_EQ((*f4)->status(), v1::COMPILE_STATUS_HIT);
+  ExpectEagerValuesAndGradients(**f4);
+  EXPECT_EQ(counters().backward_compiles, 1);
+  EXPECT_EQ(counters().backward_hits, 1);
 }
 
 TEST_F(ClientTest, AMalformedGraphIsAnErrorNotAFallback) {

@@ -12,9 +12,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "aotcache/v1/service.grpc.pb.h"
+#include "core/backend/reference_backend.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/impl/client_unary_call.h"
 #include "grpcpp/security/credentials.h"
@@ -307,6 +310,71 @@ TEST_F(DaemonTest, EntriesSurviveARestart) {
   v1::CompileResponse again;
   ASSERT_TRUE(Compile(Request("layer_norm_softmax__rg.json"), &again).ok());
   EXPECT_EQ(again.status(), v1::COMPILE_STATUS_HIT);
+}
+
+// The reference backend, whose first compile waits until released.
+class HeldBackend final : public Backend {
+ public:
+  absl::string_view name() const override { return inner_.name(); }
+  absl::string_view version() const override { return inner_.version(); }
+  absl::StatusOr<v1::Artifact> Compile(
+      const v1::Graph& graph, const ArtifactSpec& spec) const override {
+    if (!entered.HasBeenNotified()) {
+      entered.Notify();
+      release.WaitForNotification();
+    }
+    return inner_.Compile(graph, spec);
+  }
+  mutable absl::Notification entered;
+  absl::Notification release;
+
+ private:
+  ReferenceBackend inner_;
+};
+
+TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
+  TempDir dir;
+  HeldBackend backend;
+  DaemonOptions options;
+  options.data_dir = dir.path();
+  options.backend = &backend;
+  auto daemon = Daemon::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  std::string server = absl::StrCat("127.0.0.1:", (*daemon)->port());
+  auto compile_on_a_new_channel = [&](v1::CompileResponse* response) {
+    auto stub = v1::CompileService::NewStub(
+        grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(30));
+    v1::CompileRequest r;
+    *r.mutable_graph() = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
+    r.mutable_target()->set_arch("x86_64");
+    r.mutable_target()->set_abi("linux-gnu");
+    return stub->Compile(&ctx, r, response);
+  };
+
+  grpc::Status slow_status;
+  v1::CompileResponse slow_response;
+  std::thread slow(
+      [&] { slow_status = compile_on_a_new_channel(&slow_response); });
+  backend.entered.WaitForNotification();
+  std::atomic<bool> shut_down{false};
+  std::thread stopper([&] {
+    (*daemon)->Shutdown(std::chrono::seconds(20));
+    shut_down = true;
+  });
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_FALSE(shut_down) << "Shutdown returned with a call in flight";
+  v1::CompileResponse refused;
+  EXPECT_FALSE(compile_on_a_new_channel(&refused).ok())
+      << "a draining daemon took a new call";
+  backend.release.Notify();
+  slow.join();
+  stopper.join();
+  EXPECT_TRUE(slow_status.ok()) << slow_status.error_message();
+  EXPECT_EQ(slow_response.status(), v1::COMPILE_STATUS_MISS);
+  EXPECT_TRUE(shut_down);
 }
 
 TEST(AotcachedProcessTest, SigtermDrainsAndExitsZero) {
