@@ -26,7 +26,8 @@ int64_t ConstantBytes(const v1::Graph& g) {
   return n;
 }
 
-BackwardState StateOf(const v1::CacheEntry& e) {
+template <typename EntryOrHeader>
+BackwardState StateOf(const EntryOrHeader& e) {
   if (e.mode() != v1::MODE_TRAINING) return BackwardState::kNone;
   return e.backward_digest().empty() ? BackwardState::kPending
                                      : BackwardState::kReady;
@@ -143,7 +144,7 @@ absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
   AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(request));
   if (!a.bypass_reason.empty()) return CompileAndStore(request, a);
   if (store_ != nullptr) {
-    absl::StatusOr<v1::CacheEntry> entry = store_->Lookup(a.key);
+    absl::StatusOr<v1::CacheEntryHeader> entry = store_->LookupHeader(a.key);
     if (entry.ok()) {
       absl::StatusOr<std::string> bytes =
           store_->GetArtifact(entry->forward_digest());
@@ -155,7 +156,7 @@ absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
         result.mode = entry->mode();
         result.status = ForwardStatus::kHit;
         result.backward = StateOf(*entry);
-        result.metadata = entry->metadata();
+        result.metadata = std::move(*entry->mutable_metadata());
         result.forward = std::move(forward);
         result.compile_seconds = entry->forward_compile_seconds();
         absl::MutexLock lock(&mu_);

@@ -20,6 +20,9 @@ class EntryStore {
   // NotFound on a miss.
   virtual absl::StatusOr<v1::CacheEntry> Lookup(
       absl::string_view key) const = 0;
+  // Lookup for answering a hit: the same entry, its graphs not decoded.
+  virtual absl::StatusOr<v1::CacheEntryHeader> LookupHeader(
+      absl::string_view key) const = 0;
   // Writes the entry and the (digest, bytes) artifacts it references.
   virtual absl::Status Put(
       const v1::CacheEntry& entry,

@@ -180,18 +180,28 @@ absl::Mutex& RocksDbStore::KeyLock(absl::string_view key) {
   return key_locks_[absl::Hash<absl::string_view>()(key) % kStripes];
 }
 
-absl::StatusOr<v1::CacheEntry> RocksDbStore::Lookup(
-    absl::string_view key) const {
-  std::string bytes;
+template <typename Message>
+absl::StatusOr<Message> RocksDbStore::ReadEntry(absl::string_view key) const {
+  rocksdb::PinnableSlice bytes;
   rocksdb::Status st =
       db_->Get(rocksdb::ReadOptions(), entries_, ToSlice(key), &bytes);
   if (st.IsNotFound()) return absl::NotFoundError("no entry for this key");
   AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading an entry"));
-  v1::CacheEntry entry;
-  if (!entry.ParseFromString(bytes)) {
+  Message entry;
+  if (!entry.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::DataLossError("a stored entry does not parse");
   }
   return entry;
+}
+
+absl::StatusOr<v1::CacheEntry> RocksDbStore::Lookup(
+    absl::string_view key) const {
+  return ReadEntry<v1::CacheEntry>(key);
+}
+
+absl::StatusOr<v1::CacheEntryHeader> RocksDbStore::LookupHeader(
+    absl::string_view key) const {
+  return ReadEntry<v1::CacheEntryHeader>(key);
 }
 
 absl::Status RocksDbStore::Put(

@@ -72,6 +72,8 @@ class RocksDbStore final : public EntryStore {
 
   // NotFound on a miss (not an error to log).
   absl::StatusOr<v1::CacheEntry> Lookup(absl::string_view key) const override;
+  absl::StatusOr<v1::CacheEntryHeader> LookupHeader(
+      absl::string_view key) const override;
 
   // Writes `entry` (replacing any entry of its key) and, in the same batch,
   // the artifacts it references that are given as (digest, bytes). A
@@ -114,6 +116,10 @@ class RocksDbStore final : public EntryStore {
 
  private:
   RocksDbStore() = default;
+
+  // The entry under `key` parsed as Message (CacheEntry or its header).
+  template <typename Message>
+  absl::StatusOr<Message> ReadEntry(absl::string_view key) const;
 
   static constexpr int kStripes = 64;
   absl::Mutex& KeyLock(absl::string_view key);

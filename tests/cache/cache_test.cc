@@ -285,6 +285,10 @@ class FullDiskStore final : public EntryStore {
   absl::StatusOr<v1::CacheEntry> Lookup(absl::string_view) const override {
     return absl::NotFoundError("empty");
   }
+  absl::StatusOr<v1::CacheEntryHeader> LookupHeader(
+      absl::string_view) const override {
+    return absl::NotFoundError("empty");
+  }
   absl::Status Put(
       const v1::CacheEntry&,
       const std::vector<std::pair<std::string, std::string>>&) override {
