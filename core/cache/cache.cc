@@ -35,8 +35,8 @@ BackwardState StateOf(const EntryOrHeader& e) {
 
 }  // namespace
 
+// Points into the request's graph: the request must outlive it.
 struct Cache::Analyzed {
-  std::unique_ptr<v1::Graph> graph;  // The analysis points into it.
   Analysis analysis;
   std::string key;
   std::string bypass_reason;
@@ -48,9 +48,8 @@ Cache::Cache(EntryStore* store, const Backend* backend, CacheOptions options)
 absl::StatusOr<Cache::Analyzed> Cache::AnalyzeRequest(
     const CompileRequest& request) const {
   Analyzed a;
-  a.graph = std::make_unique<v1::Graph>(request.graph);
   AOTCACHE_ASSIGN_OR_RETURN(
-      a.analysis, Analyze(*a.graph, request.options, options_.limits));
+      a.analysis, Analyze(request.graph, request.options, options_.limits));
   KeyContext context;
   context.pipeline_version = options_.pipeline_version.empty()
                                  ? PipelineVersion()
@@ -233,9 +232,9 @@ absl::StatusOr<v1::Artifact> Cache::GetBackward(const std::string& key,
           store_->GetArtifact(entry->forward_digest());
       if (!bytes.ok() || !forward.ParseFromString(*bytes)) {
         // The forward is gone or corrupt: compile it again from the entry.
-        AOTCACHE_ASSIGN_OR_RETURN(
-            Analyzed a, AnalyzeRequest({entry->graph(), entry->options(),
-                                        entry->target()}));
+        CompileRequest from_entry{entry->graph(), entry->options(),
+                                  entry->target()};
+        AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(from_entry));
         AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan,
                                   PlanCompilation(a.analysis));
         AOTCACHE_ASSIGN_OR_RETURN(forward, CompileForward(plan, *backend_));

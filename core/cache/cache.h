@@ -92,6 +92,7 @@ class Cache {
 
  private:
   struct Analyzed;
+  // The result points into `request`, which must outlive it.
   absl::StatusOr<Analyzed> AnalyzeRequest(const CompileRequest& request) const;
   absl::StatusOr<CompileResult> CompileAndStore(const CompileRequest& request,
                                                 Analyzed& analyzed);
