@@ -303,7 +303,12 @@ absl::StatusOr<std::string> RocksDbStore::GetArtifact(
 }
 
 absl::Status RocksDbStore::RecordHit(absl::string_view key) {
-  return FromRocksDb(db_->Merge(WriteOptions(), access_, ToSlice(key),
+  // Bookkeeping on every hit: never logged or synced, whatever the
+  // durability policy. A crash may lose the latest hit counts and access
+  // times, never an entry or an artifact.
+  rocksdb::WriteOptions unlogged;
+  unlogged.disableWAL = true;
+  return FromRocksDb(db_->Merge(unlogged, access_, ToSlice(key),
                                 EncodeAccess(1, options_.now_micros())),
                      "recording a hit");
 }

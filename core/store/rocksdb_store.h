@@ -93,6 +93,7 @@ class RocksDbStore final : public EntryStore {
   bool HasArtifact(absl::string_view digest) const;
   absl::StatusOr<int64_t> ReferenceCount(absl::string_view digest) const;
 
+  // Unlogged whatever the durability: a crash may lose recent hit counts.
   absl::Status RecordHit(absl::string_view key) override;
   struct Access {
     uint64_t hits = 0;
