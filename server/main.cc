@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "glog/logging.h"
 #include "server/daemon.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0",
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "aotcached: the aotcache compilation cache daemon");
   absl::ParseCommandLine(argc, argv);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;  // systemd, containers and scripts/run read it.
   if (absl::GetFlag(FLAGS_backend) != "reference") {
     std::fprintf(stderr,
                  "aotcached: unknown backend '%s' (available: reference)\n",
@@ -63,8 +66,7 @@ int main(int argc, char** argv) {
 
   auto daemon = aotcache::Daemon::Start(options);
   if (!daemon.ok()) {
-    std::fprintf(stderr, "aotcached: %s\n",
-                 std::string(daemon.status().message()).c_str());
+    LOG(ERROR) << daemon.status().message();
     return 1;
   }
   if ((*daemon)->port() != 0) {
@@ -84,14 +86,14 @@ int main(int argc, char** argv) {
     signal = sigtimedwait(&signals, nullptr, &tick);
     if (signal < 0 && idle_exit > absl::ZeroDuration() &&
         (*daemon)->SinceLastCall() >= idle_exit) {
-      std::printf("aotcached: idle for %s, exiting\n",
-                  absl::FormatDuration(idle_exit).c_str());
+      LOG(INFO) << "idle for " << absl::FormatDuration(idle_exit)
+                << ", exiting";
       break;
     }
   }
-  if (signal >= 0) std::printf("aotcached: signal %d, draining\n", signal);
+  if (signal >= 0) LOG(INFO) << "signal " << signal << ", draining";
   std::fflush(stdout);
   (*daemon)->Shutdown(std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds)));
-  std::printf("aotcached: stopped\n");
+  LOG(INFO) << "stopped";
   return 0;
 }

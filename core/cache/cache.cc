@@ -4,12 +4,14 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
 #include "core/status_macros.h"
+#include "glog/logging.h"
 
 namespace aotcache {
 namespace {
@@ -77,11 +79,14 @@ void Cache::Save(
     const std::vector<std::pair<std::string, std::string>>& artifacts) {
   absl::Status st = store_ == nullptr ? absl::UnavailableError("no store")
                                       : store_->Put(entry, artifacts);
-  absl::MutexLock lock(&mu_);
   if (!st.ok()) {
+    LOG(WARNING) << "entry " << absl::BytesToHexString(entry.key())
+                 << " not saved (answered anyway): " << st;
+    absl::MutexLock lock(&mu_);
     ++counters_.save_failures;
     return;
   }
+  absl::MutexLock lock(&mu_);
   ++counters_.saves;
   for (const auto& [digest, bytes] : artifacts)
     counters_.bytes_stored += bytes.size();
@@ -164,6 +169,8 @@ absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
         return result;
       }
       if (absl::IsDataLoss(bytes.status())) {
+        LOG(WARNING) << "artifact " << entry->forward_digest()
+                     << " is corrupt: dropped, recompiling";
         absl::MutexLock lock(&mu_);
         ++counters_.corrupt_artifacts;  // Never served: recompiled below.
       }
