@@ -226,6 +226,35 @@ TEST_F(DaemonTest, AdminListsShowsDeletesAndVerifies) {
   }
 }
 
+TEST_F(DaemonTest, GetBackwardCarryingTheRequestSurvivesADeletedEntry) {
+  v1::CompileRequest request = Request("mlp_mse__rg.json");
+  v1::CompileResponse forward;
+  ASSERT_TRUE(Compile(request, &forward).ok());
+  {
+    grpc::ClientContext ctx;
+    v1::DeleteEntryRequest del;
+    del.set_key(forward.key());
+    v1::DeleteEntryResponse deleted;
+    ASSERT_TRUE(admin_->DeleteEntry(&ctx, del, &deleted).ok());
+  }
+  v1::GetBackwardRequest by_key_only;
+  by_key_only.set_key(forward.key());
+  v1::GetBackwardResponse backward;
+  {
+    grpc::ClientContext ctx;
+    EXPECT_EQ(compile_->GetBackward(&ctx, by_key_only, &backward).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
+  v1::GetBackwardRequest with_request = by_key_only;
+  *with_request.mutable_request() = request;
+  grpc::ClientContext ctx;
+  grpc::Status status = compile_->GetBackward(&ctx, with_request, &backward);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(backward.backward().pairs_with(),
+            forward.forward().calling_convention_hash());
+  EXPECT_EQ(backward.backward_digest().size(), 64u);
+}
+
 TEST_F(DaemonTest, ServesItsUnixSocketAndRefusesASecondDaemon) {
   auto channel =
       grpc::CreateChannel(absl::StrCat("unix:", daemon_->socket_path()),
