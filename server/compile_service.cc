@@ -50,11 +50,8 @@ grpc::Status CompileServiceImpl::Compile(grpc::ServerContext*,
   response->set_backward(ToProto(r->backward));
   *response->mutable_metadata() = std::move(r->metadata);
   response->set_compile_seconds(r->compile_seconds);
-  if (r->status != ForwardStatus::kBypass) {
-    response->set_forward_digest(Sha256Hex(DeterministicBytes(r->forward)));
-  }
-  if (!request->artifacts_by_reference() ||
-      r->status == ForwardStatus::kBypass) {
+  response->set_forward_digest(r->forward_digest);
+  if (!request->artifacts_by_reference() || r->forward_digest.empty()) {
     *response->mutable_forward() = std::move(r->forward);
   }
   return grpc::Status::OK;

@@ -90,8 +90,6 @@ void Daemon::Shutdown(std::chrono::milliseconds grace) {
   std::filesystem::remove(socket_path_, ec);
 }
 
-void Daemon::Wait() { server_->Wait(); }
-
 Daemon::~Daemon() {
   if (server_ != nullptr) Shutdown(std::chrono::milliseconds(0));
 }

@@ -50,7 +50,6 @@ class Daemon {
   // Stops accepting calls, lets in-flight ones finish (up to `grace`), and
   // closes the store.
   void Shutdown(std::chrono::milliseconds grace);
-  void Wait();
 
  private:
   Daemon() = default;

@@ -92,7 +92,6 @@ int main(int argc, char** argv) {
     }
   }
   if (signal >= 0) LOG(INFO) << "signal " << signal << ", draining";
-  std::fflush(stdout);
   (*daemon)->Shutdown(std::chrono::seconds(absl::GetFlag(FLAGS_drain_seconds)));
   LOG(INFO) << "stopped";
   return 0;

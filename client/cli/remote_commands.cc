@@ -13,13 +13,12 @@
 #include "aotcache/v1/service.grpc.pb.h"
 #include "client/cli/compile_command.h"
 #include "client/cli/read_graph.h"
+#include "client/cpp/channel.h"
 #include "core/key/digest.h"
 #include "core/key/host_target.h"
 #include "core/paths/data_dir.h"
 #include "google/protobuf/text_format.h"
 #include "google/protobuf/util/json_util.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 
 namespace aotcache {
 namespace {
@@ -98,8 +97,7 @@ class Remote {
  public:
   Remote(const std::string& target, std::ostream& out, std::ostream& err)
       : target_(target), out_(out), err_(err) {
-    auto channel =
-        grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+    auto channel = OpenChannel(target);
     compile_ = v1::CompileService::NewStub(channel);
     admin_ = v1::AdminService::NewStub(channel);
   }

@@ -5,6 +5,7 @@
 
 #include "absl/memory/memory.h"
 #include "absl/strings/str_cat.h"
+#include "client/cpp/channel.h"
 #include "client/cpp/daemon_launcher.h"
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
@@ -12,8 +13,6 @@
 #include "core/key/digest.h"
 #include "core/key/host_target.h"
 #include "core/paths/data_dir.h"
-#include "grpcpp/create_channel.h"
-#include "grpcpp/security/credentials.h"
 
 namespace aotcache {
 namespace {
@@ -27,6 +26,8 @@ absl::Status FromGrpc(const grpc::Status& status) {
 // graph itself.
 bool ShouldCompileInProcess(grpc::StatusCode code) {
   return code == grpc::StatusCode::UNAVAILABLE ||
+         // What a call on a connection the daemon closed as it exited gets.
+         code == grpc::StatusCode::CANCELLED ||
          code == grpc::StatusCode::DEADLINE_EXCEEDED ||
          code == grpc::StatusCode::RESOURCE_EXHAUSTED;
 }
@@ -49,8 +50,7 @@ Client::Client(ClientOptions options)
     : options_(std::move(options)),
       target_(ResolveServerTarget(options_.server)),
       is_default_daemon_(DefaultDaemonWanted(options_)),
-      channel_(
-          grpc::CreateChannel(target_, grpc::InsecureChannelCredentials())),
+      channel_(OpenChannel(target_)),
       stub_(v1::CompileService::NewStub(channel_)) {
   if (options_.artifact_dir != "none") {
     artifact_dir_ = std::make_unique<ArtifactDir>(
@@ -120,7 +120,7 @@ grpc::Status Client::Call(
 }
 
 std::string Client::EnsureServer() {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&start_mu_);
   if (server_checked_) return server_problem_;
   server_checked_ = true;
   if (!is_default_daemon_ || !options_.start_daemon) return "";
@@ -176,6 +176,13 @@ absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
     } else {
       // Unreachable, over its limits, or the artifact did not arrive.
       problem = absl::StrCat(target_, ": ", forward.status().message());
+      if (is_default_daemon_ && (absl::IsUnavailable(forward.status()) ||
+                                 absl::IsCancelled(forward.status()))) {
+        // The default daemon answered before and is gone now (it exits
+        // when idle): look for it, or start it, again next time.
+        absl::MutexLock lock(&start_mu_);
+        server_checked_ = false;
+      }
     }
   }
   if (!problem.empty()) {

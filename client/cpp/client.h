@@ -13,7 +13,8 @@
 // source() says so, with the reason. A malformed graph is an error either
 // way.
 //
-// Thread-safety: Client and CachedFunction are thread-safe.
+// Thread-safety: Client and CachedFunction are thread-safe. A Client must
+// outlive the CachedFunctions it returned (their Backward calls it).
 #ifndef AOTCACHE_CLIENT_CPP_CLIENT_H_
 #define AOTCACHE_CLIENT_CPP_CLIENT_H_
 
@@ -130,8 +131,10 @@ class Client {
   std::unique_ptr<ArtifactDir> artifact_dir_;  // Null: inline artifacts.
   mutable absl::Mutex mu_;
   ClientCounters counters_ ABSL_GUARDED_BY(mu_);
-  bool server_checked_ ABSL_GUARDED_BY(mu_) = false;
-  std::string server_problem_ ABSL_GUARDED_BY(mu_);
+  // Held while probing for and starting the default daemon (seconds).
+  absl::Mutex start_mu_;
+  bool server_checked_ ABSL_GUARDED_BY(start_mu_) = false;
+  std::string server_problem_ ABSL_GUARDED_BY(start_mu_);
 };
 
 }  // namespace aotcache

@@ -1,10 +1,15 @@
 #include "client/cpp/daemon_launcher.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -48,7 +53,9 @@ absl::Status LaunchDetachedDaemon(const std::string& binary,
                                   const std::string& data_dir,
                                   absl::Duration idle_exit) {
   std::error_code ec;
-  std::filesystem::create_directories(data_dir, ec);
+  // Absolute: the daemon runs from "/", the client waits on this path.
+  std::string dir = std::filesystem::absolute(data_dir, ec).string();
+  if (!ec) std::filesystem::create_directories(dir, ec);
   if (ec) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot create ", data_dir, ": ", ec.message()));
@@ -56,22 +63,32 @@ absl::Status LaunchDetachedDaemon(const std::string& binary,
   // Everything the child needs is built before fork: after it, only
   // async-signal-safe calls (the client has gRPC threads).
   std::vector<std::string> args = {
-      binary, "--listen=", absl::StrCat("--data_dir=", data_dir),
-      absl::StrCat("--idle_exit_seconds=", absl::ToInt64Seconds(idle_exit) > 0
-                                               ? absl::ToInt64Seconds(idle_exit)
-                                               : 1)};
+      binary, "--listen=", absl::StrCat("--data_dir=", dir),
+      absl::StrCat("--idle_exit_seconds=",
+                   std::max<int64_t>(1, absl::ToInt64Seconds(idle_exit)))};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
-  std::string log = absl::StrCat(data_dir, "/aotcached.log");
+  std::string log = absl::StrCat(dir, "/aotcached.log");
+  // The grandchild writes errno here if exec fails; a successful exec
+  // closes it (close-on-exec), which the client reads as end of file.
+  int exec_errors[2];
+  if (pipe2(exec_errors, O_CLOEXEC) != 0) {
+    return absl::ResourceExhaustedError("pipe failed");
+  }
 
   pid_t child = fork();
-  if (child < 0) return absl::ResourceExhaustedError("fork failed");
+  if (child < 0) {
+    close(exec_errors[0]);
+    close(exec_errors[1]);
+    return absl::ResourceExhaustedError("fork failed");
+  }
   if (child == 0) {
     // A new session: no controlling terminal, not in the client's process
     // group, so the client's Ctrl-C does not reach it.
     setsid();
-    if (fork() != 0) _exit(0);  // The grandchild is reparented to init.
+    pid_t grandchild = fork();
+    if (grandchild != 0) _exit(grandchild < 0 ? 1 : 0);  // Reparented.
     int null_fd = open("/dev/null", O_RDONLY);
     int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
@@ -79,12 +96,29 @@ absl::Status LaunchDetachedDaemon(const std::string& binary,
       dup2(log_fd, STDOUT_FILENO);
       dup2(log_fd, STDERR_FILENO);
     }
-    if (chdir("/") != 0) _exit(126);
-    execv(argv[0], argv.data());
+    // None of the client's other descriptors reach the daemon.
+    close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    int error = chdir("/") == 0 ? 0 : errno;
+    if (error == 0) {
+      execv(argv[0], argv.data());
+      error = errno;
+    }
+    (void)!write(exec_errors[1], &error, sizeof(error));
     _exit(127);
   }
+  close(exec_errors[1]);
   int status = 0;
   waitpid(child, &status, 0);
+  int error = 0;
+  ssize_t n = read(exec_errors[0], &error, sizeof(error));
+  close(exec_errors[0]);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::ResourceExhaustedError("could not fork the daemon");
+  }
+  if (n == sizeof(error)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot run ", binary, ": ", std::strerror(error)));
+  }
   return absl::OkStatus();
 }
 

@@ -28,8 +28,7 @@ int64_t ConstantBytes(const v1::Graph& g) {
   return n;
 }
 
-template <typename EntryOrHeader>
-BackwardState StateOf(const EntryOrHeader& e) {
+BackwardState StateOf(const v1::CacheEntryHeader& e) {
   if (e.mode() != v1::MODE_TRAINING) return BackwardState::kNone;
   return e.backward_digest().empty() ? BackwardState::kPending
                                      : BackwardState::kReady;
@@ -74,7 +73,7 @@ absl::StatusOr<Cache::Analyzed> Cache::AnalyzeRequest(
   return a;
 }
 
-void Cache::Save(
+bool Cache::Save(
     const v1::CacheEntry& entry,
     const std::vector<std::pair<std::string, std::string>>& artifacts) {
   absl::Status st = store_ == nullptr ? absl::UnavailableError("no store")
@@ -84,12 +83,13 @@ void Cache::Save(
                  << " not saved (answered anyway): " << st;
     absl::MutexLock lock(&mu_);
     ++counters_.save_failures;
-    return;
+    return false;
   }
   absl::MutexLock lock(&mu_);
   ++counters_.saves;
   for (const auto& [digest, bytes] : artifacts)
     counters_.bytes_stored += bytes.size();
+  return true;
 }
 
 absl::StatusOr<CompileResult> Cache::CompileAndStore(
@@ -129,6 +129,7 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
   entry.set_backend(std::string(backend_->name()));
   std::string bytes = DeterministicBytes(forward);
   entry.set_forward_digest(Sha256Hex(bytes));
+  result.forward_digest = entry.forward_digest();
   entry.set_forward_bytes(static_cast<int64_t>(bytes.size()));
   entry.set_forward_compile_seconds(seconds);
   if (plan.backward_graph.has_value()) {
@@ -140,7 +141,9 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
     ++counters_.misses;
   }
   // Persisted before the answer leaves.
-  Save(entry, {{entry.forward_digest(), bytes}});
+  if (!Save(entry, {{entry.forward_digest(), bytes}})) {
+    result.forward_digest.clear();  // Not stored: answered inline.
+  }
   return result;
 }
 
@@ -161,6 +164,7 @@ absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
         result.status = ForwardStatus::kHit;
         result.backward = StateOf(*entry);
         result.metadata = std::move(*entry->mutable_metadata());
+        result.forward_digest = entry->forward_digest();
         result.forward = std::move(forward);
         result.compile_seconds = entry->forward_compile_seconds();
         absl::MutexLock lock(&mu_);
@@ -268,7 +272,7 @@ absl::StatusOr<v1::Artifact> Cache::GetBackward(const std::string& key,
       absl::MutexLock lock(&mu_);
       ++counters_.backward_compiles;
     }
-    Save(*entry, artifacts);
+    (void)Save(*entry, artifacts);
     return backward;
   });
 }

@@ -53,6 +53,8 @@ struct CompileResult {
   BackwardState backward = BackwardState::kNone;
   v1::FunctionMetadata metadata;
   v1::Artifact forward;
+  // The stored forward's digest; empty for bypass (nothing is stored).
+  std::string forward_digest;
   double compile_seconds = 0;  // Of the forward, when compiled or recorded.
 };
 
@@ -96,7 +98,8 @@ class Cache {
   absl::StatusOr<Analyzed> AnalyzeRequest(const CompileRequest& request) const;
   absl::StatusOr<CompileResult> CompileAndStore(const CompileRequest& request,
                                                 Analyzed& analyzed);
-  void Save(const v1::CacheEntry& entry,
+  // False when the store refused (counted; the request is answered anyway).
+  bool Save(const v1::CacheEntry& entry,
             const std::vector<std::pair<std::string, std::string>>& artifacts);
 
   EntryStore* store_;

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "server/daemon.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/scoped_env.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
@@ -118,20 +119,21 @@ TEST_F(RemoteCommandsTest, AMissingDaemonIsExitCodeThreeWithAHint) {
 
 TEST(ResolveServerTargetTest, FlagThenEnvironmentThenDefaultSocket) {
   testing::TempDir cache_home;
-  setenv("XDG_CACHE_HOME", cache_home.path().c_str(), 1);
-  unsetenv("AOTCACHE_SERVER");
-  EXPECT_EQ(ResolveServerTarget(""),
-            "unix:" + cache_home.path() + "/aotcache/aotcached.sock");
-  setenv("AOTCACHE_SERVER", "10.0.0.7:50051", 1);
+  testing::ScopedEnv xdg("XDG_CACHE_HOME", cache_home.path());
+  {
+    testing::ScopedEnv no_server("AOTCACHE_SERVER", std::nullopt);
+    EXPECT_EQ(ResolveServerTarget(""),
+              "unix:" + cache_home.path() + "/aotcache/aotcached.sock");
+  }
+  testing::ScopedEnv server("AOTCACHE_SERVER", std::string("10.0.0.7:50051"));
   EXPECT_EQ(ResolveServerTarget(""), "10.0.0.7:50051");
   EXPECT_EQ(ResolveServerTarget("unix:/x.sock"), "unix:/x.sock");
-  unsetenv("AOTCACHE_SERVER");
 }
 
 TEST(ResolveServerTargetTest, AClientWithNoServerFindsTheDefaultDaemon) {
   testing::TempDir cache_home;
-  setenv("XDG_CACHE_HOME", cache_home.path().c_str(), 1);
-  unsetenv("AOTCACHE_SERVER");
+  testing::ScopedEnv xdg("XDG_CACHE_HOME", cache_home.path());
+  testing::ScopedEnv no_server("AOTCACHE_SERVER", std::nullopt);
   DaemonOptions options;
   options.listen = "";  // The unix socket only.
   options.data_dir = DefaultDataDir();

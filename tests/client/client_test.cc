@@ -16,12 +16,14 @@
 #include "gtest/gtest.h"
 #include "server/daemon.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/scoped_env.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/value_fixtures.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::ScopedEnv;
 using ::aotcache::testing::TempDir;
 using ::testing::HasSubstr;
 
@@ -240,49 +242,58 @@ TEST(ClientRetryTest, UnavailableIsRetriedUntilTheDaemonIsUp) {
 
 TEST(ClientDefaultDaemonTest, StartsADetachedDaemonThatExitsWhenIdle) {
   TempDir cache_home;
-  setenv("XDG_CACHE_HOME", cache_home.path().c_str(), 1);
-  setenv("AOTCACHED", AOTCACHED_PATH, 1);
-  unsetenv("AOTCACHE_SERVER");
+  ScopedEnv xdg("XDG_CACHE_HOME", cache_home.path());
+  ScopedEnv aotcached("AOTCACHED", std::string(AOTCACHED_PATH));
+  ScopedEnv no_server("AOTCACHE_SERVER", std::nullopt);
+  v1::Graph graph = testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph));
   ClientOptions options;
   options.daemon_idle_exit = absl::Seconds(2);
   std::string socket = SocketPath(DefaultDataDir());
-  {
-    Client client(options);
-    EXPECT_EQ(client.target(), "unix:" + socket);
-    auto f = client.Compile(
-        testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
-    ASSERT_TRUE(f.ok()) << f.status();
-    EXPECT_EQ((*f)->source(), Source::kServer) << (*f)->fallback_reason();
-    EXPECT_TRUE(std::filesystem::exists(socket));
-  }
+  Client first(options);
+  EXPECT_EQ(first.target(), "unix:" + socket);
+  auto f = first.Compile(graph);
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->source(), Source::kServer) << (*f)->fallback_reason();
+  EXPECT_TRUE(std::filesystem::exists(socket));
+  EXPECT_TRUE(std::filesystem::exists(DefaultDataDir() + "/aotcached.log"));
+
   // A second client finds the running daemon: the entry is a hit.
-  {
-    Client client(options);
-    auto f = client.Compile(
-        testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
-    ASSERT_TRUE(f.ok()) << f.status();
-    EXPECT_EQ((*f)->status(), v1::COMPILE_STATUS_HIT);
-  }
+  Client second(options);
+  auto g = second.Compile(graph);
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ((*g)->status(), v1::COMPILE_STATUS_HIT);
+
   // Idle for 2 s, it exits and removes its socket.
   for (int i = 0; i < 100 && std::filesystem::exists(socket); ++i) {
     absl::SleepFor(absl::Milliseconds(100));
   }
-  EXPECT_FALSE(std::filesystem::exists(socket));
-  unsetenv("AOTCACHED");
+  ASSERT_FALSE(std::filesystem::exists(socket));
+
+  // The first client notices (compiling in process once) and starts it
+  // again; the store kept the entry.
+  auto h = first.Compile(graph);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ((*h)->source(), Source::kInProcess);
+  auto k = first.Compile(graph);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ((*k)->source(), Source::kServer) << (*k)->fallback_reason();
+  EXPECT_EQ((*k)->status(), v1::COMPILE_STATUS_HIT);
 }
 
 TEST(FindAotcachedTest, HonoursTheVariableAndSaysWhatItSearched) {
-  setenv("AOTCACHED", AOTCACHED_PATH, 1);
-  auto found = FindAotcached();
-  ASSERT_TRUE(found.ok()) << found.status();
-  EXPECT_EQ(*found, AOTCACHED_PATH);
-  setenv("AOTCACHED", "/nonexistent/aotcached", 1);
-  EXPECT_TRUE(absl::IsNotFound(FindAotcached().status()));
-  unsetenv("AOTCACHED");
-  std::string saved_path = getenv("PATH") ? getenv("PATH") : "";
-  setenv("PATH", "/nonexistent", 1);
+  {
+    ScopedEnv aotcached("AOTCACHED", std::string(AOTCACHED_PATH));
+    auto found = FindAotcached();
+    ASSERT_TRUE(found.ok()) << found.status();
+    EXPECT_EQ(*found, AOTCACHED_PATH);
+  }
+  {
+    ScopedEnv aotcached("AOTCACHED", std::string("/nonexistent/aotcached"));
+    EXPECT_TRUE(absl::IsNotFound(FindAotcached().status()));
+  }
+  ScopedEnv aotcached("AOTCACHED", std::nullopt);
+  ScopedEnv path("PATH", std::string("/nonexistent"));
   auto missing = FindAotcached();
-  setenv("PATH", saved_path.c_str(), 1);
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.status().message(), HasSubstr("none on PATH"));
 }

@@ -54,6 +54,11 @@ def check_kubernetes():
     claim = sts["spec"]["volumeClaimTemplates"][0]["metadata"]["name"]
     assert mount["name"] == claim
     assert pod["terminationGracePeriodSeconds"] > 30, "above --drain_seconds"
+    security = pod["securityContext"]
+    assert security["runAsNonRoot"] and security["runAsUser"] > 0
+    with open(os.path.join(ROOT, "deploy/container/Dockerfile")) as f:
+        dockerfile = f.read()
+    assert f"USER {security['runAsUser']}" in dockerfile, "numeric USER"
     print("kubernetes manifests consistent")
 
 

@@ -2,6 +2,7 @@
 // over a real RocksDB in a temp dir, called through generated gRPC stubs.
 #include "server/daemon.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -79,6 +80,7 @@ TEST_F(DaemonTest, MissHitAndLazyBackward) {
             first.forward().calling_convention_hash());
 
   grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   v1::GetBackwardRequest bw_request;
   bw_request.set_key(first.key());
   v1::GetBackwardResponse bw;
@@ -412,7 +414,9 @@ TEST(AotcachedProcessTest, SigtermDrainsAndExitsZero) {
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    freopen("/dev/null", "w", stdout);
+    // Only async-signal-safe calls between fork and exec.
+    int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd >= 0) dup2(null_fd, STDOUT_FILENO);
     execl(AOTCACHED_PATH, AOTCACHED_PATH, data_dir.c_str(),
           "--listen=127.0.0.1:0", static_cast<char*>(nullptr));
     _exit(127);

@@ -17,7 +17,9 @@ class TempDir {
  public:
   TempDir() {
     std::string tmpl = ::testing::TempDir() + "/aotcache_XXXXXX";
-    path_ = mkdtemp(tmpl.data());
+    const char* made = mkdtemp(tmpl.data());
+    if (made == nullptr) ADD_FAILURE() << "mkdtemp failed for " << tmpl;
+    path_ = made != nullptr ? made : tmpl;
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
   TempDir(const TempDir&) = delete;
