@@ -66,6 +66,7 @@ std::string ToJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;  // Zeros too.
   (void)google::protobuf::util::MessageToJsonString(message, &json, options);
   return json;
 }

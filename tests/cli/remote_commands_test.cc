@@ -98,6 +98,25 @@ TEST_F(RemoteCommandsTest, CompileTwiceShowStatsAndRemove) {
   EXPECT_THAT(out_.str(), HasSubstr("0 entries"));
 }
 
+// The binary itself: a leading --server applies to the command after it.
+TEST_F(RemoteCommandsTest, TheBinaryTakesALeadingServerFlag) {
+  for (const std::string& flag :
+       {absl::StrCat("--server ", server_), "--server=" + server_}) {
+    std::string command =
+        absl::StrCat(AOTCACHE_CLI_PATH, " ", flag, " stats --json");
+    FILE* pipe = popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string output;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+      output.append(buffer, n);
+    }
+    EXPECT_EQ(pclose(pipe), 0) << command;
+    EXPECT_THAT(output, HasSubstr("\"misses\"")) << command;
+  }
+}
+
 TEST_F(RemoteCommandsTest, BadUsageAndBadKeysAreRefusedBeforeCalling) {
   EXPECT_EQ(Run("show", {"not-a-key"}), 2);
   EXPECT_THAT(err_.str(), HasSubstr("is not a key"));
