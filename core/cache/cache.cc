@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -147,38 +148,70 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
   return result;
 }
 
+std::optional<CompileResult> Cache::TryHit(const std::string& key) {
+  if (store_ == nullptr) return std::nullopt;
+  absl::StatusOr<v1::CacheEntryHeader> entry = store_->LookupHeader(key);
+  if (!entry.ok()) return std::nullopt;
+  absl::StatusOr<std::string> bytes =
+      store_->GetArtifact(entry->forward_digest());
+  v1::Artifact forward;
+  if (!bytes.ok() || !forward.ParseFromString(*bytes)) {
+    if (absl::IsDataLoss(bytes.status())) {
+      LOG(WARNING) << "artifact " << entry->forward_digest()
+                   << " is corrupt: dropped, recompiling";
+      absl::MutexLock lock(&mu_);
+      ++counters_.corrupt_artifacts;  // Never served: recompiled instead.
+    }
+    return std::nullopt;
+  }
+  store_->RecordHit(key).IgnoreError();  // Bookkeeping only.
+  CompileResult result;
+  result.key = key;
+  result.mode = entry->mode();
+  result.status = ForwardStatus::kHit;
+  result.backward = StateOf(*entry);
+  result.metadata = std::move(*entry->mutable_metadata());
+  result.forward_digest = entry->forward_digest();
+  result.forward = std::move(forward);
+  result.compile_seconds = entry->forward_compile_seconds();
+  absl::MutexLock lock(&mu_);
+  ++counters_.hits;
+  counters_.compile_seconds_saved += entry->forward_compile_seconds();
+  return result;
+}
+
 absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
+  // The key is a function of the request's bytes: a request seen before
+  // skips validation and analysis on its way to a hit.
+  std::string request_bytes;
+  for (const std::string& part :
+       {DeterministicBytes(request.graph), DeterministicBytes(request.options),
+        DeterministicBytes(request.target)}) {
+    absl::StrAppend(&request_bytes, part.size(), ":", part);
+  }
+  std::string request_digest = Sha256Hex(request_bytes);
+  std::string known_key;
+  {
+    absl::MutexLock lock(&memo_mu_);
+    auto it = key_memo_.find(request_digest);
+    if (it != key_memo_.end()) known_key = it->second;
+  }
+  if (!known_key.empty()) {
+    if (std::optional<CompileResult> hit = TryHit(known_key)) {
+      absl::MutexLock lock(&mu_);
+      ++counters_.memoized_hits;
+      return *hit;
+    }
+  }
   AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(request));
   if (!a.bypass_reason.empty()) return CompileAndStore(request, a);
-  if (store_ != nullptr) {
-    absl::StatusOr<v1::CacheEntryHeader> entry = store_->LookupHeader(a.key);
-    if (entry.ok()) {
-      absl::StatusOr<std::string> bytes =
-          store_->GetArtifact(entry->forward_digest());
-      v1::Artifact forward;
-      if (bytes.ok() && forward.ParseFromString(*bytes)) {
-        store_->RecordHit(a.key).IgnoreError();  // Bookkeeping only.
-        CompileResult result;
-        result.key = a.key;
-        result.mode = entry->mode();
-        result.status = ForwardStatus::kHit;
-        result.backward = StateOf(*entry);
-        result.metadata = std::move(*entry->mutable_metadata());
-        result.forward_digest = entry->forward_digest();
-        result.forward = std::move(forward);
-        result.compile_seconds = entry->forward_compile_seconds();
-        absl::MutexLock lock(&mu_);
-        ++counters_.hits;
-        counters_.compile_seconds_saved += entry->forward_compile_seconds();
-        return result;
-      }
-      if (absl::IsDataLoss(bytes.status())) {
-        LOG(WARNING) << "artifact " << entry->forward_digest()
-                     << " is corrupt: dropped, recompiling";
-        absl::MutexLock lock(&mu_);
-        ++counters_.corrupt_artifacts;  // Never served: recompiled below.
-      }
-    }
+  {
+    absl::MutexLock lock(&memo_mu_);
+    if (key_memo_.size() >= kMaxMemoizedKeys) key_memo_.clear();
+    key_memo_.emplace(request_digest, a.key);
+  }
+  if (known_key.empty()) {
+    if (std::optional<CompileResult> hit = TryHit(a.key)) return *hit;
   }
   return forward_flights_.Do(a.key,
                              [&] { return CompileAndStore(request, a); });

@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "aotcache/v1/artifact.pb.h"
@@ -70,6 +72,8 @@ struct CacheCounters {
   int64_t bytes_stored = 0;
   double compile_seconds_saved = 0;
   int64_t corrupt_artifacts = 0;
+  // Hits answered from a request seen before, without re-analysis.
+  int64_t memoized_hits = 0;
 };
 
 class Cache {
@@ -108,8 +112,18 @@ class Cache {
   SingleFlight<CompileResult> forward_flights_;
   SingleFlight<v1::Artifact> backward_flights_;
 
+  // The hit for `key` from the store, or nullopt (absent, unreadable or
+  // corrupt: the caller compiles).
+  std::optional<CompileResult> TryHit(const std::string& key);
+
   mutable absl::Mutex mu_;
   CacheCounters counters_ ABSL_GUARDED_BY(mu_);
+  // SHA-256 of a request's bytes -> its key, for cacheable requests that
+  // validated. Cleared when full: it only saves work.
+  static constexpr size_t kMaxMemoizedKeys = 1 << 16;
+  absl::Mutex memo_mu_;
+  absl::flat_hash_map<std::string, std::string> key_memo_
+      ABSL_GUARDED_BY(memo_mu_);
 };
 
 }  // namespace aotcache

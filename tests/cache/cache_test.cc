@@ -279,6 +279,47 @@ TEST(CacheTest, CorruptArtifactIsRecompiledNeverServed) {
   EXPECT_TRUE(report->corrupt.empty());
 }
 
+TEST(CacheTest, ARepeatedRequestSkipsAnalysisAndARenamedOneStillHits) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CountingBackend backend;
+  Cache cache(store.get(), &backend, {});
+  CompileRequest request = Request("mlp_mse__rg.json");
+  auto miss = cache.Compile(request);
+  ASSERT_TRUE(miss.ok()) << miss.status();
+  auto hit = cache.Compile(request);
+  ASSERT_TRUE(hit.ok()) << hit.status();
+  EXPECT_EQ(hit->status, ForwardStatus::kHit);
+  EXPECT_EQ(hit->key, miss->key);
+  EXPECT_EQ(cache.counters().memoized_hits, 1);
+
+  // Other bytes, the same key: analyzed again, and a hit.
+  CompileRequest renamed = request;
+  renamed.graph.mutable_nodes(0)->set_name("renamed_node");
+  for (auto& node : *renamed.graph.mutable_nodes()) {
+    for (auto& arg : *node.mutable_args()) {
+      if (arg.node() == request.graph.nodes(0).name()) {
+        arg.set_node("renamed_node");
+      }
+    }
+  }
+  for (auto& output : *renamed.graph.mutable_outputs()) {
+    if (output == request.graph.nodes(0).name()) output = "renamed_node";
+  }
+  auto renamed_hit = cache.Compile(renamed);
+  ASSERT_TRUE(renamed_hit.ok()) << renamed_hit.status();
+  EXPECT_EQ(renamed_hit->status, ForwardStatus::kHit);
+  EXPECT_EQ(renamed_hit->key, miss->key);
+  EXPECT_EQ(cache.counters().memoized_hits, 1);
+
+  // A deleted entry is compiled again, not answered from the memo.
+  ASSERT_TRUE(store->Delete(miss->key).ok());
+  auto again = cache.Compile(request);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->status, ForwardStatus::kMiss);
+  EXPECT_EQ(backend.forward_compiles, 2);
+}
+
 // A store whose writes fail as a full disk would.
 class FullDiskStore final : public EntryStore {
  public:
