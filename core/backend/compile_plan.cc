@@ -61,8 +61,8 @@ absl::StatusOr<v1::Artifact> CompileBackward(const CompilePlan& plan,
     return absl::FailedPreconditionError(
         "an inference-mode function has no backward");
   }
-  return CompileBackwardGraph(*plan.backward_graph, plan.backward_spec.convention,
-                              forward, backend);
+  return CompileBackwardGraph(*plan.backward_graph,
+                              plan.backward_spec.convention, forward, backend);
 }
 
 absl::StatusOr<v1::Artifact> CompileBackwardGraph(
