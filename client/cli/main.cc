@@ -15,10 +15,8 @@ int main(int argc, char** argv) {
     std::cout
         << "usage: aotcache analyze [--json] GRAPH.json\n"
            "       aotcache compile --local [--json] GRAPH.json\n"
-           "       aotcache compile [--server TARGET] [--json] GRAPH.json\n"
-           "       aotcache stats|ls|verify [--server TARGET] [--json]\n"
-           "       aotcache show|rm [--server TARGET] [--json] KEY\n"
-           "Without --server: $AOTCACHE_SERVER, else the daemon's unix "
+        << aotcache::kRemoteCommandsUsage
+        << "Without --server: $AOTCACHE_SERVER, else the daemon's unix "
            "socket in $XDG_CACHE_HOME/aotcache (else ~/.cache/aotcache).\n";
     return args.empty() ? 2 : 0;
   }

@@ -23,11 +23,6 @@
 namespace aotcache {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: aotcache compile [--local] [--server TARGET] [--json] GRAPH.json\n"
-    "       aotcache stats|ls|verify [--server TARGET] [--json]\n"
-    "       aotcache show|rm [--server TARGET] [--json] KEY\n";
-
 struct Invocation {
   std::string server;
   bool json = false;
@@ -301,6 +296,11 @@ class Remote {
 
 }  // namespace
 
+const char kRemoteCommandsUsage[] =
+    "       aotcache compile [--server TARGET] [--json] GRAPH.json\n"
+    "       aotcache stats|ls|verify [--server TARGET] [--json]\n"
+    "       aotcache show|rm [--server TARGET] [--json] KEY\n";
+
 bool IsRemoteCommand(const std::string& command) {
   return command == "compile" || command == "stats" || command == "ls" ||
          command == "show" || command == "rm" || command == "verify";
@@ -313,7 +313,7 @@ int RunRemoteCommand(const std::string& command,
   bool takes_one = command == "compile" || command == "show" || command == "rm";
   if (!ParseArgs(args, &inv) ||
       inv.positional.size() != (takes_one ? 1u : 0u)) {
-    err << kUsage;
+    err << "usage:\n" << kRemoteCommandsUsage;
     return 2;
   }
   std::string key;

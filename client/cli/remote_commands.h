@@ -12,6 +12,9 @@
 
 namespace aotcache {
 
+// The usage lines of these commands.
+extern const char kRemoteCommandsUsage[];
+
 // True for the commands RunRemoteCommand handles.
 bool IsRemoteCommand(const std::string& command);
 

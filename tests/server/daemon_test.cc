@@ -31,6 +31,15 @@ namespace {
 
 using ::aotcache::testing::TempDir;
 
+// A Compile request for a fixture graph, for an x86-64 Linux target.
+v1::CompileRequest Request(const std::string& fixture) {
+  v1::CompileRequest r;
+  *r.mutable_graph() = testing::LoadGraphOrDie("graphs/" + fixture);
+  r.mutable_target()->set_arch("x86_64");
+  r.mutable_target()->set_abi("linux-gnu");
+  return r;
+}
+
 class DaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -46,14 +55,6 @@ class DaemonTest : public ::testing::Test {
                             grpc::InsecureChannelCredentials());
     compile_ = v1::CompileService::NewStub(channel);
     admin_ = v1::AdminService::NewStub(channel);
-  }
-
-  v1::CompileRequest Request(const std::string& fixture) {
-    v1::CompileRequest r;
-    *r.mutable_graph() = testing::LoadGraphOrDie("graphs/" + fixture);
-    r.mutable_target()->set_arch("x86_64");
-    r.mutable_target()->set_abi("linux-gnu");
-    return r;
   }
 
   grpc::Status Compile(const v1::CompileRequest& r, v1::CompileResponse* out) {
@@ -378,11 +379,7 @@ TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::seconds(30));
-    v1::CompileRequest r;
-    *r.mutable_graph() = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
-    r.mutable_target()->set_arch("x86_64");
-    r.mutable_target()->set_abi("linux-gnu");
-    return stub->Compile(&ctx, r, response);
+    return stub->Compile(&ctx, Request("mlp_mse__rg.json"), response);
   };
 
   grpc::Status slow_status;
@@ -430,12 +427,8 @@ TEST(AotcachedProcessTest, SigtermDrainsAndExitsZero) {
     ctx.set_wait_for_ready(true);
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::seconds(30));
-    v1::CompileRequest r;
-    *r.mutable_graph() = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
-    r.mutable_target()->set_arch("x86_64");
-    r.mutable_target()->set_abi("linux-gnu");
     v1::CompileResponse response;
-    status = stub->Compile(&ctx, r, &response);
+    status = stub->Compile(&ctx, Request("mlp_mse__rg.json"), &response);
   }
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   int wstatus = 0;
