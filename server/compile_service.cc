@@ -1,5 +1,10 @@
 #include "server/compile_service.h"
 
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "aotcache/v1/compile_frames.pb.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
 #include "server/grpc_status.h"
@@ -8,7 +13,7 @@ namespace aotcache {
 namespace {
 
 CompileRequest FromProto(const v1::CompileRequest& r) {
-  return CompileRequest{r.graph(), r.options(), r.target()};
+  return CompileRequest{r.graph(), r.options(), r.target(), ""};
 }
 
 v1::CompileStatus ToProto(ForwardStatus s) {
@@ -35,26 +40,77 @@ v1::BackwardState ToProto(BackwardState s) {
   return v1::BACKWARD_STATE_UNSPECIFIED;
 }
 
+// An encoded CompileResponse.
+grpc::ByteBuffer EncodeResponse(CompileResult& r, bool by_reference) {
+  v1::CompileResponseFrame frame;
+  frame.set_key(std::move(r.key));
+  frame.set_mode(r.mode);
+  frame.set_status(ToProto(r.status));
+  frame.set_bypass_reason(std::move(r.bypass_reason));
+  frame.set_backward(ToProto(r.backward));
+  frame.set_metadata(std::move(r.metadata_bytes));
+  frame.set_compile_seconds(r.compile_seconds);
+  if (!by_reference || r.forward_digest.empty()) {
+    frame.set_forward(std::move(r.forward_bytes));
+  }
+  frame.set_forward_digest(std::move(r.forward_digest));
+  grpc::Slice slice(frame.SerializeAsString());
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+std::string Flatten(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string bytes;
+  if (!buffer.Dump(&slices).ok()) return bytes;
+  bytes.reserve(buffer.Length());
+  for (const grpc::Slice& s : slices) {
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  }
+  return bytes;
+}
+
 }  // namespace
 
-grpc::Status CompileServiceImpl::Compile(grpc::ServerContext*,
-                                         const v1::CompileRequest* request,
-                                         v1::CompileResponse* response) {
+grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
   clock_->Touch();
-  absl::StatusOr<CompileResult> r = cache_->Compile(FromProto(*request));
-  if (!r.ok()) return ToGrpc(r.status());
-  response->set_key(r->key);
-  response->set_mode(r->mode);
-  response->set_status(ToProto(r->status));
-  response->set_bypass_reason(r->bypass_reason);
-  response->set_backward(ToProto(r->backward));
-  *response->mutable_metadata() = std::move(r->metadata);
-  response->set_compile_seconds(r->compile_seconds);
-  response->set_forward_digest(r->forward_digest);
-  if (!request->artifacts_by_reference() || r->forward_digest.empty()) {
-    *response->mutable_forward() = std::move(r->forward);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::string bytes = Flatten(*request);
+  v1::CompileRequestFrame frame;
+  if (!frame.ParseFromString(bytes)) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                 "the request is not a CompileRequest"));
+    return reactor;
   }
-  return grpc::Status::OK;
+  const bool by_reference = frame.artifacts_by_reference();
+  std::string digest = Sha256Hex(bytes);
+  if (std::optional<CompileResult> hit = cache_->HitByRequestDigest(digest)) {
+    *response = EncodeResponse(*hit, by_reference);
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  workers_->Schedule([this, reactor, response, by_reference,
+                      bytes = std::move(bytes),
+                      digest = std::move(digest)]() mutable {
+    v1::CompileRequest decoded;
+    if (!decoded.ParseFromString(bytes)) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                   "the request is not a CompileRequest"));
+      return;
+    }
+    CompileRequest r{std::move(*decoded.mutable_graph()),
+                     std::move(*decoded.mutable_options()),
+                     std::move(*decoded.mutable_target()), std::move(digest)};
+    absl::StatusOr<CompileResult> result = cache_->Compile(r);
+    if (!result.ok()) {
+      reactor->Finish(ToGrpc(result.status()));
+      return;
+    }
+    *response = EncodeResponse(*result, by_reference);
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
 }
 
 grpc::Status CompileServiceImpl::GetBackward(

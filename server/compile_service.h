@@ -1,24 +1,36 @@
 // CompileService: the gRPC adapter over Cache. Per RPC: convert the
 // request, call the cache, convert the result; no policy here.
-// Thread-safety: thread-safe (the cache and store are).
+//
+// Compile is a raw callback method, because a hit is the common case and
+// must cost little more than a round trip: the request's bytes are hashed,
+// not decoded, and a request seen before is answered from the store on
+// gRPC's thread, its stored artifact copied into the answer as it is
+// (Cache::HitByRequestDigest; the frames in compile_frames.proto). Anything
+// else -- decoding, analysis, a compile -- runs on the worker pool.
+// Thread-safety: thread-safe (the cache, store and pool are).
 #ifndef AOTCACHE_SERVER_COMPILE_SERVICE_H_
 #define AOTCACHE_SERVER_COMPILE_SERVICE_H_
 
 #include "aotcache/v1/service.grpc.pb.h"
 #include "core/cache/cache.h"
 #include "core/store/entry_store.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "server/call_clock.h"
+#include "server/worker_pool.h"
 
 namespace aotcache {
 
-class CompileServiceImpl final : public v1::CompileService::Service {
+class CompileServiceImpl final
+    : public v1::CompileService::WithRawCallbackMethod_Compile<
+          v1::CompileService::Service> {
  public:
-  CompileServiceImpl(Cache* cache, EntryStore* store, CallClock* clock)
-      : cache_(cache), store_(store), clock_(clock) {}
+  CompileServiceImpl(Cache* cache, EntryStore* store, CallClock* clock,
+                     WorkerPool* workers)
+      : cache_(cache), store_(store), clock_(clock), workers_(workers) {}
 
-  grpc::Status Compile(grpc::ServerContext* context,
-                       const v1::CompileRequest* request,
-                       v1::CompileResponse* response) override;
+  grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::Status GetBackward(grpc::ServerContext* context,
                            const v1::GetBackwardRequest* request,
                            v1::GetBackwardResponse* response) override;
@@ -33,6 +45,7 @@ class CompileServiceImpl final : public v1::CompileService::Service {
   Cache* cache_;
   EntryStore* store_;
   CallClock* clock_;
+  WorkerPool* workers_;
 };
 
 }  // namespace aotcache

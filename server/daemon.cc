@@ -12,6 +12,13 @@
 #include "server/compile_service.h"
 
 namespace aotcache {
+namespace {
+
+// Compiles, and waits on identical compiles in flight, run at most this many
+// at once; more queue.
+constexpr int kMaxCompileThreads = 64;
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
     const DaemonOptions& options) {
@@ -46,8 +53,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   CacheOptions cache_options;
   cache_options.limits.max_nodes = options.max_graph_nodes;
   d->cache_ = std::make_unique<Cache>(d->store_.get(), backend, cache_options);
+  d->workers_ = std::make_unique<WorkerPool>(kMaxCompileThreads);
   d->compile_service_ = std::make_unique<CompileServiceImpl>(
-      d->cache_.get(), d->store_.get(), &d->call_clock_);
+      d->cache_.get(), d->store_.get(), &d->call_clock_, d->workers_.get());
   d->admin_service_ = std::make_unique<AdminServiceImpl>(
       d->cache_.get(), d->store_.get(), &d->call_clock_);
 

@@ -21,6 +21,7 @@
 #include "core/store/rocksdb_store.h"
 #include "grpcpp/server.h"
 #include "server/call_clock.h"
+#include "server/worker_pool.h"
 
 namespace aotcache {
 
@@ -59,6 +60,7 @@ class Daemon {
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Cache> cache_;
   CallClock call_clock_;
+  std::unique_ptr<WorkerPool> workers_;
   std::unique_ptr<grpc::Service> compile_service_;
   std::unique_ptr<grpc::Service> admin_service_;
   std::unique_ptr<grpc::Server> server_;

@@ -103,8 +103,8 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
   CompileResult result;
   result.key = a.key;
   result.mode = a.analysis.mode;
-  result.metadata = plan.metadata;
-  result.forward = forward;
+  result.metadata_bytes = DeterministicBytes(plan.metadata);
+  result.forward_bytes = DeterministicBytes(forward);
   result.compile_seconds = seconds;
   if (!a.bypass_reason.empty()) {
     result.status = ForwardStatus::kBypass;
@@ -128,7 +128,7 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
   *entry.mutable_options() = request.options;
   *entry.mutable_target() = request.target;
   entry.set_backend(std::string(backend_->name()));
-  std::string bytes = DeterministicBytes(forward);
+  const std::string& bytes = result.forward_bytes;
   entry.set_forward_digest(Sha256Hex(bytes));
   result.forward_digest = entry.forward_digest();
   entry.set_forward_bytes(static_cast<int64_t>(bytes.size()));
@@ -154,8 +154,7 @@ std::optional<CompileResult> Cache::TryHit(const std::string& key) {
   if (!entry.ok()) return std::nullopt;
   absl::StatusOr<std::string> bytes =
       store_->GetArtifact(entry->forward_digest());
-  v1::Artifact forward;
-  if (!bytes.ok() || !forward.ParseFromString(*bytes)) {
+  if (!bytes.ok()) {
     if (absl::IsDataLoss(bytes.status())) {
       LOG(WARNING) << "artifact " << entry->forward_digest()
                    << " is corrupt: dropped, recompiling";
@@ -170,9 +169,9 @@ std::optional<CompileResult> Cache::TryHit(const std::string& key) {
   result.mode = entry->mode();
   result.status = ForwardStatus::kHit;
   result.backward = StateOf(*entry);
-  result.metadata = std::move(*entry->mutable_metadata());
-  result.forward_digest = entry->forward_digest();
-  result.forward = std::move(forward);
+  result.metadata_bytes = std::move(*entry->mutable_metadata());
+  result.forward_digest = std::move(*entry->mutable_forward_digest());
+  result.forward_bytes = *std::move(bytes);
   result.compile_seconds = entry->forward_compile_seconds();
   absl::MutexLock lock(&mu_);
   ++counters_.hits;
@@ -180,39 +179,32 @@ std::optional<CompileResult> Cache::TryHit(const std::string& key) {
   return result;
 }
 
-absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
-  // The key is a function of the request's bytes: a request seen before
-  // skips validation and analysis on its way to a hit.
-  std::string request_bytes;
-  for (const std::string& part :
-       {DeterministicBytes(request.graph), DeterministicBytes(request.options),
-        DeterministicBytes(request.target)}) {
-    absl::StrAppend(&request_bytes, part.size(), ":", part);
-  }
-  std::string request_digest = Sha256Hex(request_bytes);
-  std::string known_key;
+std::optional<CompileResult> Cache::HitByRequestDigest(
+    const std::string& request_digest) {
+  std::string key;
   {
     absl::MutexLock lock(&memo_mu_);
     auto it = key_memo_.find(request_digest);
-    if (it != key_memo_.end()) known_key = it->second;
+    if (it == key_memo_.end()) return std::nullopt;
+    key = it->second;
   }
-  if (!known_key.empty()) {
-    if (std::optional<CompileResult> hit = TryHit(known_key)) {
-      absl::MutexLock lock(&mu_);
-      ++counters_.memoized_hits;
-      return *hit;
-    }
+  std::optional<CompileResult> hit = TryHit(key);
+  if (hit.has_value()) {
+    absl::MutexLock lock(&mu_);
+    ++counters_.memoized_hits;
   }
+  return hit;
+}
+
+absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
   AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(request));
   if (!a.bypass_reason.empty()) return CompileAndStore(request, a);
-  {
+  if (!request.request_digest.empty()) {
     absl::MutexLock lock(&memo_mu_);
     if (key_memo_.size() >= kMaxMemoizedKeys) key_memo_.clear();
-    key_memo_.emplace(request_digest, a.key);
+    key_memo_.insert_or_assign(request.request_digest, a.key);
   }
-  if (known_key.empty()) {
-    if (std::optional<CompileResult> hit = TryHit(a.key)) return *hit;
-  }
+  if (std::optional<CompileResult> hit = TryHit(a.key)) return *hit;
   return forward_flights_.Do(a.key,
                              [&] { return CompileAndStore(request, a); });
 }

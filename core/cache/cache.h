@@ -42,6 +42,10 @@ struct CompileRequest {
   v1::Graph graph;
   v1::CompileOptions options;
   v1::Target target;
+  // Optional: a digest of the encoded request this one was decoded from.
+  // Once Compile has keyed it, HitByRequestDigest answers the same bytes
+  // without decoding or analyzing them again.
+  std::string request_digest;
 };
 
 enum class ForwardStatus { kHit, kMiss, kBypass };
@@ -53,8 +57,8 @@ struct CompileResult {
   ForwardStatus status = ForwardStatus::kMiss;
   std::string bypass_reason;
   BackwardState backward = BackwardState::kNone;
-  v1::FunctionMetadata metadata;
-  v1::Artifact forward;
+  std::string metadata_bytes;  // The encoded v1::FunctionMetadata.
+  std::string forward_bytes;   // The encoded forward v1::Artifact.
   // The stored forward's digest; empty for bypass (nothing is stored).
   std::string forward_digest;
   double compile_seconds = 0;  // Of the forward, when compiled or recorded.
@@ -82,6 +86,12 @@ class Cache {
 
   // InvalidArgument / ResourceExhausted for a bad or oversize request.
   absl::StatusOr<CompileResult> Compile(const CompileRequest& request);
+
+  // The hit for an earlier Compile's request_digest, if that request was
+  // cacheable and its entry is still stored; nullopt otherwise (decode the
+  // request and call Compile). Touches no graph: the fast path of a hit.
+  std::optional<CompileResult> HitByRequestDigest(
+      const std::string& request_digest);
 
   // The backward artifact of a training entry, compiled on first request.
   // `request` rebuilds the entry if it is gone (deleted, evicted, or never
@@ -118,8 +128,8 @@ class Cache {
 
   mutable absl::Mutex mu_;
   CacheCounters counters_ ABSL_GUARDED_BY(mu_);
-  // SHA-256 of a request's bytes -> its key, for cacheable requests that
-  // validated. Cleared when full: it only saves work.
+  // request_digest -> key, for cacheable requests that validated. Cleared
+  // when full: it only saves work.
   static constexpr size_t kMaxMemoizedKeys = 1 << 16;
   absl::Mutex memo_mu_;
   absl::flat_hash_map<std::string, std::string> key_memo_

@@ -57,6 +57,12 @@ CompileRequest Request(const std::string& fixture) {
   return r;
 }
 
+v1::Artifact Forward(const CompileResult& r) {
+  v1::Artifact forward;
+  EXPECT_TRUE(forward.ParseFromString(r.forward_bytes));
+  return forward;
+}
+
 // The reference backend, counting its compiles; the first forward compile
 // can be held until a condition lets it go.
 class CountingBackend final : public Backend {
@@ -94,8 +100,7 @@ TEST(CacheTest, MissThenHitWithTheSameArtifact) {
   auto second = cache.Compile(Request("mlp_mse__rg.json"));
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->status, ForwardStatus::kHit);
-  EXPECT_EQ(DeterministicBytes(second->forward),
-            DeterministicBytes(first->forward));
+  EXPECT_EQ(second->forward_bytes, first->forward_bytes);
   EXPECT_EQ(backend.forward_compiles, 1);
   CacheCounters c = cache.counters();
   EXPECT_EQ(c.hits, 1);
@@ -136,12 +141,14 @@ TEST(CacheTest, RandomOpsBypassTheStore) {
   })json");
   CompileRequest request;
   request.graph = g;
+  request.request_digest = "digest of the request's bytes";
   for (int i = 0; i < 2; ++i) {
     auto result = cache.Compile(request);
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->status, ForwardStatus::kBypass);
     EXPECT_NE(result->bypass_reason.find("native_dropout"), std::string::npos);
     EXPECT_TRUE(absl::IsNotFound(store->Lookup(result->key).status()));
+    EXPECT_FALSE(cache.HitByRequestDigest(request.request_digest).has_value());
   }
   EXPECT_EQ(cache.counters().bypasses, 2);
   EXPECT_EQ(cache.counters().bypass_reasons.at("random ops"), 2);
@@ -180,7 +187,7 @@ TEST(CacheTest, LazyBackwardAcrossProcesses) {
     EXPECT_EQ(r->backward, BackwardState::kReady);
     auto bw = cache.GetBackward(key, nullptr);
     ASSERT_TRUE(bw.ok());
-    EXPECT_EQ(bw->pairs_with(), r->forward.calling_convention_hash());
+    EXPECT_EQ(bw->pairs_with(), Forward(*r).calling_convention_hash());
     EXPECT_EQ(cache.counters().backward_hits, 1);
     EXPECT_EQ(cache.counters().backward_compiles, 0);
   }
@@ -214,7 +221,7 @@ TEST(CacheTest, BackwardIsObtainableAfterTheEntryIsDeleted) {
       absl::IsInvalidArgument(cache.GetBackward(r->key, &other).status()));
   auto bw = cache.GetBackward(r->key, &request);
   ASSERT_TRUE(bw.ok()) << bw.status();
-  EXPECT_EQ(bw->pairs_with(), r->forward.calling_convention_hash());
+  EXPECT_EQ(bw->pairs_with(), Forward(*r).calling_convention_hash());
 }
 
 TEST(CacheTest, IdenticalConcurrentMissesCompileOnce) {
@@ -255,7 +262,7 @@ TEST(CacheTest, CorruptArtifactIsRecompiledNeverServed) {
     Cache cache(store.get(), &backend, {});
     auto r = cache.Compile(Request("mlp_mse__nrg.json"));
     ASSERT_TRUE(r.ok());
-    digest = Sha256Hex(DeterministicBytes(r->forward));
+    digest = Sha256Hex(r->forward_bytes);
   }
   // Alter the stored bytes behind the store's back.
   testing::EditRawStore(
@@ -269,7 +276,7 @@ TEST(CacheTest, CorruptArtifactIsRecompiledNeverServed) {
   auto r = cache.Compile(Request("mlp_mse__nrg.json"));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status, ForwardStatus::kMiss);  // Recompiled, not served.
-  EXPECT_EQ(Sha256Hex(DeterministicBytes(r->forward)), digest);
+  EXPECT_EQ(Sha256Hex(r->forward_bytes), digest);
   EXPECT_EQ(cache.counters().corrupt_artifacts, 1);
   auto again = cache.Compile(Request("mlp_mse__nrg.json"));
   ASSERT_TRUE(again.ok());
@@ -279,41 +286,31 @@ TEST(CacheTest, CorruptArtifactIsRecompiledNeverServed) {
   EXPECT_TRUE(report->corrupt.empty());
 }
 
-TEST(CacheTest, ARepeatedRequestSkipsAnalysisAndARenamedOneStillHits) {
+TEST(CacheTest, ARequestDigestSeenBeforeIsAHitWithoutAnalysis) {
   TempDir dir;
   auto store = OpenStore(dir.path());
   CountingBackend backend;
   Cache cache(store.get(), &backend, {});
   CompileRequest request = Request("mlp_mse__rg.json");
+  request.request_digest = "digest of the request's bytes";
+  EXPECT_FALSE(cache.HitByRequestDigest(request.request_digest).has_value());
   auto miss = cache.Compile(request);
   ASSERT_TRUE(miss.ok()) << miss.status();
-  auto hit = cache.Compile(request);
-  ASSERT_TRUE(hit.ok()) << hit.status();
+  std::optional<CompileResult> hit =
+      cache.HitByRequestDigest(request.request_digest);
+  ASSERT_TRUE(hit.has_value());
   EXPECT_EQ(hit->status, ForwardStatus::kHit);
   EXPECT_EQ(hit->key, miss->key);
+  EXPECT_EQ(hit->forward_bytes, miss->forward_bytes);
+  EXPECT_EQ(hit->forward_digest, miss->forward_digest);
+  EXPECT_EQ(hit->backward, BackwardState::kPending);
   EXPECT_EQ(cache.counters().memoized_hits, 1);
+  EXPECT_EQ(cache.counters().hits, 1);
+  EXPECT_FALSE(cache.HitByRequestDigest("another digest").has_value());
 
-  // Other bytes, the same key: analyzed again, and a hit.
-  CompileRequest renamed = request;
-  renamed.graph.mutable_nodes(0)->set_name("renamed_node");
-  for (auto& node : *renamed.graph.mutable_nodes()) {
-    for (auto& arg : *node.mutable_args()) {
-      if (arg.node() == request.graph.nodes(0).name()) {
-        arg.set_node("renamed_node");
-      }
-    }
-  }
-  for (auto& output : *renamed.graph.mutable_outputs()) {
-    if (output == request.graph.nodes(0).name()) output = "renamed_node";
-  }
-  auto renamed_hit = cache.Compile(renamed);
-  ASSERT_TRUE(renamed_hit.ok()) << renamed_hit.status();
-  EXPECT_EQ(renamed_hit->status, ForwardStatus::kHit);
-  EXPECT_EQ(renamed_hit->key, miss->key);
-  EXPECT_EQ(cache.counters().memoized_hits, 1);
-
-  // A deleted entry is compiled again, not answered from the memo.
+  // A deleted entry is not answered from the memo: the caller compiles.
   ASSERT_TRUE(store->Delete(miss->key).ok());
+  EXPECT_FALSE(cache.HitByRequestDigest(request.request_digest).has_value());
   auto again = cache.Compile(request);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->status, ForwardStatus::kMiss);
@@ -350,7 +347,7 @@ TEST(CacheTest, AFailureToStoreNeverFailsTheRequest) {
   auto r = cache.Compile(Request("mlp_mse__rg.json"));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->status, ForwardStatus::kMiss);
-  EXPECT_TRUE(r->forward.payload().size() > 0);
+  EXPECT_TRUE(Forward(*r).payload().size() > 0);
   EXPECT_EQ(cache.counters().save_failures, 1);
   CompileRequest request = Request("mlp_mse__rg.json");
   auto bw = cache.GetBackward(r->key, &request);  // Rebuilt from the request.
