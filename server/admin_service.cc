@@ -22,6 +22,7 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
   response->set_bytes_stored(c.bytes_stored);
   response->set_compile_seconds_saved(c.compile_seconds_saved);
   response->set_corrupt_artifacts(c.corrupt_artifacts);
+  response->set_memoized_hits(c.memoized_hits);
   return grpc::Status::OK;
 }
 

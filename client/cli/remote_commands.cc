@@ -165,14 +165,15 @@ class Remote {
       return 0;
     }
     out_ << absl::StrFormat(
-        "hits                  %d\nmisses                %d\n"
+        "hits                  %d\n  from known bytes    %d\n"
+        "misses                %d\n"
         "bypasses              %d\nsaves                 %d\n"
         "save failures         %d\nbackward compiles     %d\n"
         "backward hits         %d\nbytes stored          %d\n"
         "corrupt artifacts     %d\ncompile seconds saved %.6f\n",
-        s.hits(), s.misses(), s.bypasses(), s.saves(), s.save_failures(),
-        s.backward_compiles(), s.backward_hits(), s.bytes_stored(),
-        s.corrupt_artifacts(), s.compile_seconds_saved());
+        s.hits(), s.memoized_hits(), s.misses(), s.bypasses(), s.saves(),
+        s.save_failures(), s.backward_compiles(), s.backward_hits(),
+        s.bytes_stored(), s.corrupt_artifacts(), s.compile_seconds_saved());
     for (const auto& [reason, count] : s.bypass_reasons()) {
       out_ << "  bypass: " << reason << "  " << count << "\n";
     }
