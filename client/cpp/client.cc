@@ -5,11 +5,14 @@
 
 #include "absl/memory/memory.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "aotcache/v1/compile_frames.pb.h"
 #include "client/cpp/channel.h"
 #include "client/cpp/daemon_launcher.h"
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
 #include "core/backend/reference_backend.h"
+#include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
 #include "core/key/host_target.h"
 #include "core/paths/data_dir.h"
@@ -51,7 +54,9 @@ Client::Client(ClientOptions options)
       target_(ResolveServerTarget(options_.server)),
       is_default_daemon_(DefaultDaemonWanted(options_)),
       channel_(OpenChannel(target_)),
-      stub_(v1::CompileService::NewStub(channel_)) {
+      host_target_bytes_(DeterministicBytes(HostTarget())),
+      stub_(v1::CompileService::NewStub(channel_)),
+      generic_stub_(channel_) {
   if (options_.artifact_dir != "none") {
     artifact_dir_ = std::make_unique<ArtifactDir>(
         options_.artifact_dir.empty()
@@ -119,6 +124,25 @@ grpc::Status Client::Call(
   }
 }
 
+grpc::Status Client::CompileCall(grpc::ClientContext* context,
+                                 const grpc::ByteBuffer& request,
+                                 v1::CompileResponse* response) {
+  static const std::string* const kMethod = new std::string(
+      absl::StrCat("/", v1::CompileService::service_full_name(), "/Compile"));
+  grpc::ByteBuffer answer;
+  grpc::Status status;
+  absl::Notification done;
+  generic_stub_.UnaryCall(context, *kMethod, grpc::StubOptions(), &request,
+                          &answer, [&](grpc::Status s) {
+                            status = std::move(s);
+                            done.Notify();
+                          });
+  done.WaitForNotification();
+  if (!status.ok()) return status;
+  return grpc::SerializationTraits<v1::CompileResponse>::Deserialize(&answer,
+                                                                     response);
+}
+
 std::string Client::EnsureServer() {
   absl::MutexLock lock(&start_mu_);
   if (server_checked_) return server_problem_;
@@ -144,62 +168,91 @@ std::string Client::EnsureServer() {
   return server_problem_;
 }
 
+absl::StatusOr<std::unique_ptr<CompiledFunction>> Client::LoadServed(
+    v1::CompileResponse& response) {
+  if (response.has_forward()) {
+    return CompiledFunction::Load(response.forward(), response.metadata());
+  }
+  std::string id = absl::StrCat(response.key(), response.forward_digest());
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = loaded_forwards_.find(id);
+    if (it != loaded_forwards_.end()) {
+      ++counters_.loaded_forward_reuses;
+      return it->second->ShareForward();
+    }
+  }
+  absl::StatusOr<v1::Artifact> forward =
+      LocalOrFetch(response.forward_digest());
+  if (!forward.ok()) return forward.status();
+  absl::StatusOr<std::unique_ptr<CompiledFunction>> function =
+      CompiledFunction::Load(*forward, response.metadata());
+  if (!function.ok()) return function.status();
+  absl::MutexLock lock(&mu_);
+  if (loaded_forwards_.size() >= kMaxLoadedForwards) loaded_forwards_.clear();
+  loaded_forwards_.emplace(std::move(id), (*function)->ShareForward());
+  return function;
+}
+
 absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
     const v1::Graph& graph, const v1::CompileOptions& options) {
   auto f = absl::WrapUnique(new CachedFunction());
   f->client_ = this;
-  *f->request_.mutable_graph() = graph;
-  *f->request_.mutable_options() = options;
-  *f->request_.mutable_target() = HostTarget();
-  f->request_.set_artifacts_by_reference(artifact_dir_ != nullptr);
+  // Deterministic bytes: the daemon answers bytes it has seen before
+  // without decoding them.
+  v1::CompileRequestFrame frame;
+  frame.set_graph(DeterministicBytes(graph));
+  frame.set_options(DeterministicBytes(options));
+  frame.set_target(host_target_bytes_);
+  frame.set_artifacts_by_reference(artifact_dir_ != nullptr);
+  f->request_bytes_ = DeterministicBytes(frame);
 
   std::string problem = EnsureServer();
-  v1::FunctionMetadata metadata;
   if (problem.empty()) {
+    grpc::Slice slice(f->request_bytes_);
+    grpc::ByteBuffer request(&slice, 1);
     v1::CompileResponse response;
     grpc::Status status = Call([&](grpc::ClientContext* context) {
-      return stub_->Compile(context, f->request_, &response);
+      return CompileCall(context, request, &response);
     });
     if (!status.ok() && !ShouldCompileInProcess(status.error_code())) {
       return FromGrpc(status);
     }
-    absl::StatusOr<v1::Artifact> forward =
-        !status.ok()             ? FromGrpc(status)
-        : response.has_forward() ? std::move(*response.mutable_forward())
-                                 : LocalOrFetch(response.forward_digest());
-    if (forward.ok()) {
-      f->key_ = response.key();
-      f->status_ = response.status();
-      f->mode_ = response.mode();
-      f->forward_ = *std::move(forward);
-      metadata = std::move(*response.mutable_metadata());
-    } else {
-      // Unreachable, over its limits, or the artifact did not arrive.
-      problem = absl::StrCat(target_, ": ", forward.status().message());
-      if (is_default_daemon_ && (absl::IsUnavailable(forward.status()) ||
-                                 absl::IsCancelled(forward.status()))) {
-        // The default daemon answered before and is gone now (it exits
-        // when idle): look for it, or start it, again next time.
-        absl::MutexLock lock(&start_mu_);
-        server_checked_ = false;
+    absl::Status unserved = FromGrpc(status);
+    if (status.ok()) {
+      absl::StatusOr<std::unique_ptr<CompiledFunction>> function =
+          LoadServed(response);
+      if (function.ok()) {
+        f->key_ = response.key();
+        f->status_ = response.status();
+        f->mode_ = response.mode();
+        f->function_ = *std::move(function);
+        return f;
       }
+      if (absl::IsInvalidArgument(function.status())) return function.status();
+      unserved = function.status();  // The artifact did not arrive.
+    }
+    // Unreachable, over its limits, or the artifact did not arrive.
+    problem = absl::StrCat(target_, ": ", unserved.message());
+    if (is_default_daemon_ &&
+        (absl::IsUnavailable(unserved) || absl::IsCancelled(unserved))) {
+      // The default daemon answered before and is gone now (it exits when
+      // idle): look for it, or start it, again next time.
+      absl::MutexLock lock(&start_mu_);
+      server_checked_ = false;
     }
   }
-  if (!problem.empty()) {
-    f->source_ = Source::kInProcess;
-    f->fallback_reason_ = problem;
-    absl::StatusOr<CompilePlan> plan = PlanInProcess(f->request_);
-    if (!plan.ok()) return plan.status();
-    ReferenceBackend backend;
-    absl::StatusOr<v1::Artifact> forward = CompileForward(*plan, backend);
-    if (!forward.ok()) return forward.status();
-    f->forward_ = *std::move(forward);
-    f->mode_ = plan->backward_graph.has_value() ? v1::MODE_TRAINING
-                                                : v1::MODE_INFERENCE;
-    metadata = plan->metadata;
-  }
+  f->source_ = Source::kInProcess;
+  f->fallback_reason_ = problem;
+  absl::StatusOr<CompilePlan> plan = PlanInProcess(f->DecodedRequest());
+  if (!plan.ok()) return plan.status();
+  ReferenceBackend backend;
+  absl::StatusOr<v1::Artifact> forward = CompileForward(*plan, backend);
+  if (!forward.ok()) return forward.status();
+  f->mode_ =
+      plan->backward_graph.has_value() ? v1::MODE_TRAINING : v1::MODE_INFERENCE;
   absl::StatusOr<std::unique_ptr<CompiledFunction>> function =
-      CompiledFunction::Load(f->forward_, metadata);
+      CompiledFunction::Load(*forward, plan->metadata);
   if (!function.ok()) return function.status();
   f->function_ = *std::move(function);
   return f;
@@ -209,7 +262,7 @@ absl::StatusOr<v1::Artifact> Client::FetchBackward(const CachedFunction& f) {
   if (f.source_ == Source::kServer) {
     v1::GetBackwardRequest request;
     request.set_key(f.key_);
-    *request.mutable_request() = f.request_;
+    *request.mutable_request() = f.DecodedRequest();
     request.set_artifact_by_reference(artifact_dir_ != nullptr);
     v1::GetBackwardResponse response;
     grpc::Status status = Call([&](grpc::ClientContext* context) {
@@ -223,10 +276,17 @@ absl::StatusOr<v1::Artifact> Client::FetchBackward(const CachedFunction& f) {
     if (!ShouldCompileInProcess(status.error_code())) return FromGrpc(status);
   }
   // No server (any more): the same deterministic compile, here.
-  absl::StatusOr<CompilePlan> plan = PlanInProcess(f.request_);
+  absl::StatusOr<CompilePlan> plan = PlanInProcess(f.DecodedRequest());
   if (!plan.ok()) return plan.status();
   ReferenceBackend backend;
-  return CompileBackward(*plan, f.forward_, backend);
+  return CompileBackward(*plan, f.function_->forward_artifact(), backend);
+}
+
+v1::CompileRequest CachedFunction::DecodedRequest() const {
+  v1::CompileRequest request;
+  // Encoded by Client::Compile: it decodes.
+  (void)request.ParseFromString(request_bytes_);
+  return request;
 }
 
 absl::Status CachedFunction::EnsureBackward() {

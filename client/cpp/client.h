@@ -24,12 +24,14 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "aotcache/v1/service.grpc.pb.h"
 #include "client/cpp/artifact_dir.h"
 #include "core/runtime/compiled_function.h"
+#include "grpcpp/generic/generic_stub.h"
 
 namespace aotcache {
 
@@ -52,6 +54,8 @@ struct ClientCounters {
   int64_t artifacts_fetched = 0;  // Over FetchArtifact.
   int64_t bytes_fetched = 0;
   int64_t local_artifact_hits = 0;  // Found in the artifact dir.
+  // Forwards this process had loaded already: no artifact read or load.
+  int64_t loaded_forward_reuses = 0;
 };
 
 enum class Source { kServer, kInProcess };
@@ -84,15 +88,17 @@ class CachedFunction {
   CachedFunction() = default;
   absl::Status EnsureBackward();
 
+  // The request as sent: an encoded v1::CompileRequest (deterministic).
+  v1::CompileRequest DecodedRequest() const;
+
   Client* client_ = nullptr;
-  v1::CompileRequest request_;
+  std::string request_bytes_;
   std::string key_;
   Source source_ = Source::kServer;
   v1::CompileStatus status_ = v1::COMPILE_STATUS_UNSPECIFIED;
   v1::Mode mode_ = v1::MODE_UNSPECIFIED;
   std::string fallback_reason_;
   std::unique_ptr<CompiledFunction> function_;
-  v1::Artifact forward_;
   absl::Mutex mu_;
   bool backward_attached_ ABSL_GUARDED_BY(mu_) = false;
 };
@@ -119,18 +125,35 @@ class Client {
   // Once: for the default daemon, starts it if nothing answers. Returns
   // why no server can be used, or "" when one can.
   std::string EnsureServer();
+  // The Compile RPC with the request's deterministic bytes: the daemon
+  // answers bytes it has seen before without decoding them.
+  grpc::Status CompileCall(grpc::ClientContext* context,
+                           const grpc::ByteBuffer& request,
+                           v1::CompileResponse* response);
   absl::StatusOr<v1::Artifact> FetchBackward(const CachedFunction& f);
   // The artifact `digest` from the artifact dir, else from the server.
   absl::StatusOr<v1::Artifact> LocalOrFetch(const std::string& digest);
+  // The forward the server answered with, loaded: shared with the
+  // functions that loaded it before when answered by reference.
+  absl::StatusOr<std::unique_ptr<CompiledFunction>> LoadServed(
+      v1::CompileResponse& response);
 
   ClientOptions options_;
   std::string target_;
+  std::string host_target_bytes_;  // This machine's encoded v1::Target.
   bool is_default_daemon_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::CompileService::Stub> stub_;
+  grpc::GenericStub generic_stub_;
   std::unique_ptr<ArtifactDir> artifact_dir_;  // Null: inline artifacts.
   mutable absl::Mutex mu_;
   ClientCounters counters_ ABSL_GUARDED_BY(mu_);
+  // Forwards loaded from artifacts answered by reference, by entry key and
+  // artifact digest (which fix the metadata and the program). Cleared when
+  // full: it only saves loads.
+  static constexpr size_t kMaxLoadedForwards = 1024;
+  absl::flat_hash_map<std::string, std::unique_ptr<const CompiledFunction>>
+      loaded_forwards_ ABSL_GUARDED_BY(mu_);
   // Held while probing for and starting the default daemon (seconds).
   absl::Mutex start_mu_;
   bool server_checked_ ABSL_GUARDED_BY(start_mu_) = false;

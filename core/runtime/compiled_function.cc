@@ -38,9 +38,17 @@ absl::StatusOr<std::unique_ptr<CompiledFunction>> CompiledFunction::Load(
     return absl::InvalidArgumentError("not a forward or inference artifact");
   }
   std::unique_ptr<CompiledFunction> f(new CompiledFunction());
-  f->forward_artifact_ = forward;
-  f->metadata_ = metadata;
+  f->forward_artifact_ = std::make_shared<const v1::Artifact>(forward);
+  f->metadata_ = std::make_shared<const v1::FunctionMetadata>(metadata);
   AOTCACHE_ASSIGN_OR_RETURN(f->forward_, LoadProgram(forward));
+  return f;
+}
+
+std::unique_ptr<CompiledFunction> CompiledFunction::ShareForward() const {
+  std::unique_ptr<CompiledFunction> f(new CompiledFunction());
+  f->forward_artifact_ = forward_artifact_;
+  f->metadata_ = metadata_;
+  f->forward_ = forward_;
   return f;
 }
 
@@ -48,11 +56,11 @@ absl::Status CompiledFunction::AttachBackward(const v1::Artifact& backward) {
   if (backward.kind() != v1::ARTIFACT_KIND_BACKWARD) {
     return absl::InvalidArgumentError("not a backward artifact");
   }
-  if (backward.pairs_with() != forward_artifact_.calling_convention_hash()) {
+  if (backward.pairs_with() != forward_artifact_->calling_convention_hash()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "backward artifact pairs with a forward of calling convention ",
         backward.pairs_with(), ", this forward's is ",
-        forward_artifact_.calling_convention_hash()));
+        forward_artifact_->calling_convention_hash()));
   }
   AOTCACHE_ASSIGN_OR_RETURN(backward_, LoadProgram(backward));
   backward_convention_ = backward.calling_convention();
@@ -61,8 +69,8 @@ absl::Status CompiledFunction::AttachBackward(const v1::Artifact& backward) {
 
 absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
     std::vector<Tensor>* inputs) const {
-  const v1::ViewAndMutationData& vmd = metadata_.view_and_mutation();
-  const v1::CallingConvention& c = forward_artifact_.calling_convention();
+  const v1::ViewAndMutationData& vmd = metadata_->view_and_mutation();
+  const v1::CallingConvention& c = forward_artifact_->calling_convention();
   // Inputs of the artifact: mutated aliased inputs share one synthetic base.
   std::vector<int> base_of_input(inputs->size(), -1);
   for (int b = 0; b < vmd.synthetic_bases_size(); ++b) {
@@ -107,11 +115,11 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
     Tensor& caller = (*inputs)[i];
     if (in.mutates_metadata()) {
       // as_strided_: the caller's memory seen with its new layout.
-      if (i >= metadata_.inputs_after_size()) {
+      if (i >= metadata_->inputs_after_size()) {
         return absl::InvalidArgumentError(
             "function metadata lacks input layouts");
       }
-      Meta after = MetaFromProto(metadata_.inputs_after(i));
+      Meta after = MetaFromProto(metadata_->inputs_after(i));
       after.dtype = caller.dtype();
       if (after.StorageExtent() > caller.storage_elements()) {
         return absl::InternalError(
@@ -132,7 +140,7 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
   result.outputs.resize(user.size());
   for (int j = static_cast<int>(user.size()) - 1; j >= 0; --j) {
     const v1::OutputAliasInfo& out = vmd.outputs(j);
-    Meta view = MetaFromProto(metadata_.original_outputs(j));
+    Meta view = MetaFromProto(metadata_->original_outputs(j));
     std::optional<Tensor> replayed;
     switch (out.output_type()) {
       case v1::OUTPUT_TYPE_IS_INPUT:
@@ -144,7 +152,7 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
       case v1::OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE_SAVE_AS_OUTPUT:
       case v1::OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE: {
         const Tensor& base = result.intermediate_bases[out.base_idx()];
-        if (base.meta() == MetaFromProto(metadata_.original_intermediate_bases(
+        if (base.meta() == MetaFromProto(metadata_->original_intermediate_bases(
                                out.base_idx()))) {
           replayed = ViewIfFits(base, view);
         }
@@ -163,10 +171,10 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
       continue;
     }
     const Tensor& base = result.outputs[out.base_idx()];
-    Meta base_meta = MetaFromProto(metadata_.original_outputs(out.base_idx()));
+    Meta base_meta = MetaFromProto(metadata_->original_outputs(out.base_idx()));
     if (base.meta() == base_meta) {
       std::optional<Tensor> v =
-          ViewIfFits(base, MetaFromProto(metadata_.original_outputs(j)));
+          ViewIfFits(base, MetaFromProto(metadata_->original_outputs(j)));
       if (v.has_value()) result.outputs[j] = *v;
     }
   }
@@ -179,7 +187,7 @@ absl::StatusOr<CompiledFunction::Gradients> CompiledFunction::Backward(
   if (backward_ == nullptr) {
     return absl::FailedPreconditionError("no backward artifact attached");
   }
-  const v1::ViewAndMutationData& vmd = metadata_.view_and_mutation();
+  const v1::ViewAndMutationData& vmd = metadata_->view_and_mutation();
   if (static_cast<int>(tangents.size()) != vmd.tangents_size()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "expected ", vmd.tangents_size(), " tangents, got ", tangents.size()));

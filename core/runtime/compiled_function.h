@@ -38,6 +38,10 @@ class CompiledFunction {
   static absl::StatusOr<std::unique_ptr<CompiledFunction>> Load(
       const v1::Artifact& forward, const v1::FunctionMetadata& metadata);
 
+  // A new function that shares this one's loaded forward, without its
+  // backward: an artifact is loaded once however many functions run it.
+  std::unique_ptr<CompiledFunction> ShareForward() const;
+
   // FailedPrecondition when `backward` does not pair with the forward.
   absl::Status AttachBackward(const v1::Artifact& backward);
   bool has_backward() const { return backward_ != nullptr; }
@@ -65,9 +69,10 @@ class CompiledFunction {
       const std::vector<Tensor>& args) const {
     return forward_->Run(args);
   }
-  const v1::FunctionMetadata& metadata() const { return metadata_; }
+  const v1::FunctionMetadata& metadata() const { return *metadata_; }
+  const v1::Artifact& forward_artifact() const { return *forward_artifact_; }
   const v1::CallingConvention& forward_convention() const {
-    return forward_artifact_.calling_convention();
+    return forward_artifact_->calling_convention();
   }
 
   // `tangents`: one per TangentInfo of the metadata, in its order.
@@ -77,9 +82,10 @@ class CompiledFunction {
  private:
   CompiledFunction() = default;
 
-  v1::Artifact forward_artifact_;
-  v1::FunctionMetadata metadata_;
-  std::unique_ptr<GraphExecutor> forward_;
+  // Shared by the functions ShareForward makes: immutable once loaded.
+  std::shared_ptr<const v1::Artifact> forward_artifact_;
+  std::shared_ptr<const v1::FunctionMetadata> metadata_;
+  std::shared_ptr<const GraphExecutor> forward_;
   std::unique_ptr<GraphExecutor> backward_;
   v1::CallingConvention backward_convention_;
 };

@@ -120,6 +120,35 @@ TEST_F(ClientTest, LazyBackwardAcrossFourClients) {
   EXPECT_EQ(counters().backward_hits, 1);
 }
 
+TEST_F(ClientTest, RepeatsHitWithoutDecoding) {
+  Client client(options_);
+  for (int i = 0; i < 3; ++i) {
+    // A fresh graph each time: its kwargs maps (of up to 4 entries) are new
+    // instances, which protobuf iterates in an order of their own.
+    auto f =
+        client.Compile(testing::LoadGraphOrDie("graphs/assorted_ops__rg.json"));
+    ASSERT_TRUE(f.ok()) << f.status();
+    EXPECT_EQ((*f)->status(),
+              i == 0 ? v1::COMPILE_STATUS_MISS : v1::COMPILE_STATUS_HIT);
+  }
+  EXPECT_EQ(daemon_->cache().counters().memoized_hits, 2);
+}
+
+TEST_F(ClientTest, FunctionsShareALoadedForwardAndKeepTheirOwnBackward) {
+  Client client(options_);
+  v1::Graph graph = testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph));
+  std::vector<std::unique_ptr<CachedFunction>> functions;
+  for (int i = 0; i < 3; ++i) {
+    auto f = client.Compile(graph);
+    ASSERT_TRUE(f.ok()) << f.status();
+    functions.push_back(*std::move(f));
+  }
+  EXPECT_EQ(client.counters().loaded_forward_reuses, 2);
+  EXPECT_EQ(client.counters().artifacts_fetched, 1);
+  for (auto& f : functions) ExpectEagerValuesAndGradients(*f);
+  EXPECT_EQ(client.counters().artifacts_fetched, 2);  // One backward.
+}
+
 TEST_F(ClientTest, AMalformedGraphIsAnErrorNotAFallback) {
   v1::Graph graph = testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph));
   graph.mutable_nodes(0)->set_op("aten.no_such_op.default");
