@@ -123,12 +123,12 @@ grpc::Status CompileServiceImpl::GetBackward(
     rebuild = FromProto(request->request());
     rebuild_ptr = &rebuild;
   }
-  absl::StatusOr<v1::Artifact> bw =
+  absl::StatusOr<BackwardResult> bw =
       cache_->GetBackward(request->key(), rebuild_ptr);
   if (!bw.ok()) return ToGrpc(bw.status());
-  response->set_backward_digest(Sha256Hex(DeterministicBytes(*bw)));
-  if (!request->artifact_by_reference()) {
-    *response->mutable_backward() = *std::move(bw);
+  response->set_backward_digest(bw->stored_digest);
+  if (!request->artifact_by_reference() || bw->stored_digest.empty()) {
+    *response->mutable_backward() = std::move(bw->artifact);
   }
   return grpc::Status::OK;
 }

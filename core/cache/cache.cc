@@ -209,9 +209,9 @@ absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
                              [&] { return CompileAndStore(request, a); });
 }
 
-absl::StatusOr<v1::Artifact> Cache::GetBackward(const std::string& key,
-                                                const CompileRequest* request) {
-  return backward_flights_.Do(key, [&]() -> absl::StatusOr<v1::Artifact> {
+absl::StatusOr<BackwardResult> Cache::GetBackward(
+    const std::string& key, const CompileRequest* request) {
+  return backward_flights_.Do(key, [&]() -> absl::StatusOr<BackwardResult> {
     absl::StatusOr<v1::CacheEntry> entry =
         store_ != nullptr ? store_->Lookup(key)
                           : absl::NotFoundError("no store");
@@ -254,12 +254,13 @@ absl::StatusOr<v1::Artifact> Cache::GetBackward(const std::string& key,
     if (!entry->backward_digest().empty()) {
       absl::StatusOr<std::string> bytes =
           store_->GetArtifact(entry->backward_digest());
-      v1::Artifact backward;
-      if (bytes.ok() && backward.ParseFromString(*bytes)) {
+      BackwardResult hit;
+      if (bytes.ok() && hit.artifact.ParseFromString(*bytes)) {
+        hit.stored_digest = entry->backward_digest();
         absl::MutexLock lock(&mu_);
         ++counters_.backward_hits;
         counters_.compile_seconds_saved += entry->backward_compile_seconds();
-        return backward;
+        return hit;
       }
     }
     std::vector<std::pair<std::string, std::string>> artifacts;
@@ -284,11 +285,12 @@ absl::StatusOr<v1::Artifact> Cache::GetBackward(const std::string& key,
       artifacts.emplace_back(entry->forward_digest(), std::move(bytes));
     }
     auto start = std::chrono::steady_clock::now();
+    BackwardResult compiled;
     AOTCACHE_ASSIGN_OR_RETURN(
-        v1::Artifact backward,
+        compiled.artifact,
         CompileBackwardGraph(entry->backward_graph(),
                              entry->backward_convention(), forward, *backend_));
-    std::string bytes = DeterministicBytes(backward);
+    std::string bytes = DeterministicBytes(compiled.artifact);
     entry->set_backward_digest(Sha256Hex(bytes));
     entry->set_backward_bytes(static_cast<int64_t>(bytes.size()));
     entry->set_backward_compile_seconds(SecondsSince(start));
@@ -297,8 +299,9 @@ absl::StatusOr<v1::Artifact> Cache::GetBackward(const std::string& key,
       absl::MutexLock lock(&mu_);
       ++counters_.backward_compiles;
     }
-    (void)Save(*entry, artifacts);
-    return backward;
+    if (Save(*entry, artifacts))
+      compiled.stored_digest = entry->backward_digest();
+    return compiled;
   });
 }
 

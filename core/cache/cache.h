@@ -64,6 +64,13 @@ struct CompileResult {
   double compile_seconds = 0;  // Of the forward, when compiled or recorded.
 };
 
+struct BackwardResult {
+  v1::Artifact artifact;
+  // The artifact's digest when the store holds it (FetchArtifact serves
+  // it); empty when it could not be stored: answer it inline.
+  std::string stored_digest;
+};
+
 struct CacheCounters {
   int64_t hits = 0;
   int64_t misses = 0;
@@ -97,8 +104,8 @@ class Cache {
   // `request` rebuilds the entry if it is gone (deleted, evicted, or never
   // saved); its key must be `key` (InvalidArgument otherwise).
   // FailedPrecondition for an inference entry.
-  absl::StatusOr<v1::Artifact> GetBackward(const std::string& key,
-                                           const CompileRequest* request);
+  absl::StatusOr<BackwardResult> GetBackward(const std::string& key,
+                                             const CompileRequest* request);
 
   CacheCounters counters() const;
   // Requests currently waiting for an identical in-flight compile.
@@ -120,7 +127,7 @@ class Cache {
   const Backend* backend_;
   const CacheOptions options_;
   SingleFlight<CompileResult> forward_flights_;
-  SingleFlight<v1::Artifact> backward_flights_;
+  SingleFlight<BackwardResult> backward_flights_;
 
   // The hit for `key` from the store, or nullopt (absent, unreadable or
   // corrupt: the caller compiles).

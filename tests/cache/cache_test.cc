@@ -177,7 +177,8 @@ TEST(CacheTest, LazyBackwardAcrossProcesses) {
     Cache cache(store.get(), &backend, {});
     auto bw = cache.GetBackward(key, nullptr);
     ASSERT_TRUE(bw.ok()) << bw.status();
-    EXPECT_EQ(bw->kind(), v1::ARTIFACT_KIND_BACKWARD);
+    EXPECT_EQ(bw->artifact.kind(), v1::ARTIFACT_KIND_BACKWARD);
+    EXPECT_EQ(bw->stored_digest, Sha256Hex(DeterministicBytes(bw->artifact)));
     EXPECT_EQ(cache.counters().backward_compiles, 1);
   }
   {  // Process 4: hits both.
@@ -187,7 +188,8 @@ TEST(CacheTest, LazyBackwardAcrossProcesses) {
     EXPECT_EQ(r->backward, BackwardState::kReady);
     auto bw = cache.GetBackward(key, nullptr);
     ASSERT_TRUE(bw.ok());
-    EXPECT_EQ(bw->pairs_with(), Forward(*r).calling_convention_hash());
+    EXPECT_EQ(bw->artifact.pairs_with(), Forward(*r).calling_convention_hash());
+    EXPECT_EQ(bw->stored_digest, Sha256Hex(DeterministicBytes(bw->artifact)));
     EXPECT_EQ(cache.counters().backward_hits, 1);
     EXPECT_EQ(cache.counters().backward_compiles, 0);
   }
@@ -221,7 +223,7 @@ TEST(CacheTest, BackwardIsObtainableAfterTheEntryIsDeleted) {
       absl::IsInvalidArgument(cache.GetBackward(r->key, &other).status()));
   auto bw = cache.GetBackward(r->key, &request);
   ASSERT_TRUE(bw.ok()) << bw.status();
-  EXPECT_EQ(bw->pairs_with(), Forward(*r).calling_convention_hash());
+  EXPECT_EQ(bw->artifact.pairs_with(), Forward(*r).calling_convention_hash());
 }
 
 TEST(CacheTest, IdenticalConcurrentMissesCompileOnce) {
@@ -352,6 +354,7 @@ TEST(CacheTest, AFailureToStoreNeverFailsTheRequest) {
   CompileRequest request = Request("mlp_mse__rg.json");
   auto bw = cache.GetBackward(r->key, &request);  // Rebuilt from the request.
   ASSERT_TRUE(bw.ok()) << bw.status();
+  EXPECT_EQ(bw->stored_digest, "");  // Not stored: to be answered inline.
 }
 
 TEST(CacheTest, BadRequestsAreInvalidArgument) {
