@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/cpp/daemon_launcher.h"
+#include "core/backend/reference_backend.h"
 #include "core/paths/data_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -166,6 +167,50 @@ TEST_F(ClientTest, InferenceFunctionsHaveNoBackward) {
   EXPECT_EQ((*f)->mode(), v1::MODE_INFERENCE);
   auto grads = (*f)->Backward({}, {});
   EXPECT_TRUE(absl::IsFailedPrecondition(grads.status())) << grads.status();
+}
+
+// The reference backend of "another build": its backward artifacts pair
+// with a forward calling convention that no forward of this build has.
+class OtherBuildBackend final : public Backend {
+ public:
+  absl::string_view name() const override { return inner_.name(); }
+  absl::string_view version() const override { return inner_.version(); }
+  absl::StatusOr<v1::Artifact> Compile(
+      const v1::Graph& graph, const ArtifactSpec& spec) const override {
+    absl::StatusOr<v1::Artifact> a = inner_.Compile(graph, spec);
+    if (a.ok() && spec.kind == v1::ARTIFACT_KIND_BACKWARD) {
+      a->set_pairs_with("a forward of another build");
+    }
+    return a;
+  }
+
+ private:
+  ReferenceBackend inner_;
+};
+
+TEST(ClientPairingTest, ABackwardThatDoesNotPairIsAClearError) {
+  TempDir dir, artifacts;
+  OtherBuildBackend backend;
+  DaemonOptions daemon_options;
+  daemon_options.data_dir = dir.path();
+  daemon_options.backend = &backend;
+  auto daemon = Daemon::Start(daemon_options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ClientOptions options;
+  options.server = absl::StrCat("127.0.0.1:", (*daemon)->port());
+  options.artifact_dir = artifacts.path();
+  Client client(options);
+  auto f = client.Compile(testing::LoadGraphOrDie("graphs/mlp_mse__rg.json"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  testing::EagerRun eager = testing::LoadEagerRun(kGraph);
+  std::vector<Tensor> inputs = eager.inputs;
+  auto forward = (*f)->Forward(&inputs);
+  ASSERT_TRUE(forward.ok()) << forward.status();
+  auto grads = (*f)->Backward(forward->saved, {eager.outputs[0]});
+  ASSERT_FALSE(grads.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(grads.status())) << grads.status();
+  EXPECT_THAT(grads.status().message(), HasSubstr(options.server));
+  EXPECT_THAT(grads.status().message(), HasSubstr("does not pair"));
 }
 
 TEST_F(ClientTest, ArtifactsCrossTheWireOncePerMachine) {
