@@ -26,6 +26,7 @@ namespace {
 struct Invocation {
   std::string server;
   bool json = false;
+  bool backward = false;  // compile: fetch the backward too.
   std::vector<std::string> positional;
 };
 
@@ -34,6 +35,8 @@ bool ParseArgs(const std::vector<std::string>& args, Invocation* inv) {
     const std::string& arg = args[i];
     if (arg == "--json") {
       inv->json = true;
+    } else if (arg == "--backward") {
+      inv->backward = true;
     } else if (arg == "--server" && i + 1 < args.size()) {
       inv->server = args[++i];
     } else if (absl::StartsWith(arg, "--server=")) {
@@ -135,9 +138,25 @@ class Remote {
                     std::chrono::steady_clock::now() - start)
                     .count();
     if (!status.ok()) return Fail(status);
+    v1::GetBackwardResponse backward;
+    if (inv.backward && response.mode() == v1::MODE_TRAINING) {
+      // Carries the request: answered even if the entry is gone.
+      v1::GetBackwardRequest backward_request;
+      backward_request.set_key(response.key());
+      *backward_request.mutable_request() = std::move(request);
+      status = compile_->GetBackward(Context(300).get(), backward_request,
+                                     &backward);
+      if (!status.ok()) return Fail(status);
+    }
     if (inv.json) {
       response.mutable_forward()->clear_payload();
-      out_ << ToJson(response);
+      if (!inv.backward) {
+        out_ << ToJson(response);
+        return 0;
+      }
+      backward.mutable_backward()->clear_payload();
+      out_ << "{\"compile\": " << ToJson(response)
+           << ",\n\"get_backward\": " << ToJson(backward) << "}\n";
       return 0;
     }
     out_ << "key:      " << absl::BytesToHexString(response.key()) << "\n"
@@ -149,8 +168,13 @@ class Remote {
     out_ << "\nbackward: " << v1::BackwardState_Name(response.backward())
          << "\nforward:  " << response.forward().payload().size()
          << " payload bytes, calling convention "
-         << Short(response.forward().calling_convention_hash()) << "\n"
-         << absl::StrFormat("timing:   %.3f ms round trip, %.3f ms compile\n",
+         << Short(response.forward().calling_convention_hash()) << "\n";
+    if (backward.has_backward()) {
+      out_ << "backward artifact: " << backward.backward().payload().size()
+           << " payload bytes, pairs with "
+           << Short(backward.backward().pairs_with()) << "\n";
+    }
+    out_ << absl::StrFormat("timing:   %.3f ms round trip, %.3f ms compile\n",
                             ms, response.compile_seconds() * 1e3);
     return 0;
   }
@@ -298,7 +322,8 @@ class Remote {
 }  // namespace
 
 const char kRemoteCommandsUsage[] =
-    "       aotcache compile [--server TARGET] [--json] GRAPH.json\n"
+    "       aotcache compile [--server TARGET] [--json] [--backward] "
+    "GRAPH.json\n"
     "       aotcache stats|ls|verify [--server TARGET] [--json]\n"
     "       aotcache show|rm [--server TARGET] [--json] KEY\n";
 
@@ -313,7 +338,8 @@ int RunRemoteCommand(const std::string& command,
   Invocation inv;
   bool takes_one = command == "compile" || command == "show" || command == "rm";
   if (!ParseArgs(args, &inv) ||
-      inv.positional.size() != (takes_one ? 1u : 0u)) {
+      inv.positional.size() != (takes_one ? 1u : 0u) ||
+      (inv.backward && command != "compile")) {
     err << "usage:\n" << kRemoteCommandsUsage;
     return 2;
   }

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "server/daemon.h"
 #include "tests/testing/fixtures.h"
@@ -98,23 +100,94 @@ TEST_F(RemoteCommandsTest, CompileTwiceShowStatsAndRemove) {
   EXPECT_THAT(out_.str(), HasSubstr("0 entries"));
 }
 
+// Runs the aotcache binary with `args`; its output, and its exit status in
+// `status`.
+std::string RunBinary(const std::string& args, int* status) {
+  std::string command = absl::StrCat(AOTCACHE_CLI_PATH, " ", args);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    *status = -1;
+    return "";
+  }
+  std::string output;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+    output.append(buffer, n);
+  }
+  *status = pclose(pipe);
+  return output;
+}
+
 // The binary itself: a leading --server applies to the command after it.
 TEST_F(RemoteCommandsTest, TheBinaryTakesALeadingServerFlag) {
   for (const std::string& flag :
        {absl::StrCat("--server ", server_), "--server=" + server_}) {
-    std::string command =
-        absl::StrCat(AOTCACHE_CLI_PATH, " ", flag, " stats --json");
-    FILE* pipe = popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr);
-    std::string output;
-    char buffer[4096];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-      output.append(buffer, n);
-    }
-    EXPECT_EQ(pclose(pipe), 0) << command;
-    EXPECT_THAT(output, HasSubstr("\"misses\"")) << command;
+    int status = 0;
+    std::string output =
+        RunBinary(absl::StrCat(flag, " stats --json"), &status);
+    EXPECT_EQ(status, 0) << flag;
+    EXPECT_THAT(output, HasSubstr("\"misses\"")) << flag;
   }
+}
+
+// Four client processes: the first never runs backward, the second hits the
+// forward, the third asks for the backward (compiled now, once), the fourth
+// hits both.
+TEST_F(RemoteCommandsTest, LazyBackwardAcrossClientProcesses) {
+  std::string graph = testing::FixturePath("graphs/mlp_mse__rg.json");
+  auto compile = [&](const std::string& flags) {
+    int status = 0;
+    std::string output = RunBinary(
+        absl::StrCat("compile --server ", server_, " ", flags, " ", graph),
+        &status);
+    EXPECT_EQ(status, 0) << output;
+    return output;
+  };
+  auto counters = [&] { return daemon_->cache().counters(); };
+
+  std::string first = compile("");
+  EXPECT_THAT(first, HasSubstr("status:   COMPILE_STATUS_MISS"));
+  EXPECT_THAT(first, HasSubstr("backward: BACKWARD_STATE_PENDING"));
+  std::string second = compile("");
+  EXPECT_THAT(second, HasSubstr("status:   COMPILE_STATUS_HIT"));
+  EXPECT_THAT(second, HasSubstr("backward: BACKWARD_STATE_PENDING"));
+  EXPECT_EQ(counters().backward_compiles, 0);
+
+  std::string third = compile("--backward");
+  EXPECT_THAT(third, HasSubstr("status:   COMPILE_STATUS_HIT"));
+  EXPECT_THAT(third, HasSubstr("backward artifact: "));
+  EXPECT_EQ(counters().backward_compiles, 1);
+
+  std::string fourth = compile("--backward");
+  EXPECT_THAT(fourth, HasSubstr("backward: BACKWARD_STATE_READY"));
+  EXPECT_THAT(fourth, HasSubstr("backward artifact: "));
+  EXPECT_EQ(counters().backward_compiles, 1);
+  EXPECT_EQ(counters().backward_hits, 1);
+  EXPECT_EQ(counters().misses, 1);
+  EXPECT_EQ(counters().hits, 3);
+
+  // For machines: one JSON object with both answers.
+  ASSERT_EQ(Run("compile", {graph, "--backward", "--json"}), 0) << err_.str();
+  google::protobuf::Struct json;
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(out_.str(), &json).ok())
+      << out_.str();
+  EXPECT_EQ(json.fields()
+                .at("compile")
+                .struct_value()
+                .fields()
+                .at("status")
+                .string_value(),
+            "COMPILE_STATUS_HIT");
+  EXPECT_EQ(json.fields()
+                .at("get_backward")
+                .struct_value()
+                .fields()
+                .at("backward_digest")
+                .string_value()
+                .size(),
+            64u);
 }
 
 TEST_F(RemoteCommandsTest, BadUsageAndBadKeysAreRefusedBeforeCalling) {
@@ -122,6 +195,7 @@ TEST_F(RemoteCommandsTest, BadUsageAndBadKeysAreRefusedBeforeCalling) {
   EXPECT_THAT(err_.str(), HasSubstr("is not a key"));
   EXPECT_EQ(Run("rm", {}), 2);
   EXPECT_EQ(Run("stats", {"--bogus"}), 2);
+  EXPECT_EQ(Run("stats", {"--backward"}), 2);  // compile's flag only.
   EXPECT_EQ(Run("compile", {"/nonexistent.json"}), 1);
   EXPECT_THAT(err_.str(), HasSubstr("cannot read"));
 }
