@@ -164,6 +164,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
 
 RocksDbStore::~RocksDbStore() {
   if (db_ == nullptr) return;
+  {
+    absl::MutexLock lock(&hits_mu_);
+    WriteHits(pending_hits_).IgnoreError();  // Bookkeeping only.
+  }
   for (rocksdb::ColumnFamilyHandle* h : handles_)
     db_->DestroyColumnFamilyHandle(h);
   db_.reset();
@@ -245,6 +249,10 @@ absl::Status RocksDbStore::Delete(absl::string_view key) {
   AOTCACHE_ASSIGN_OR_RETURN(v1::CacheEntry entry, Lookup(key));
   std::vector<std::string> digests = Digests(entry);
   DigestLocks digest_locks(this, digests);
+  {
+    absl::MutexLock lock(&hits_mu_);
+    pending_hits_.erase(key);
+  }
   rocksdb::WriteBatch batch;
   batch.Delete(entries_, ToSlice(key));
   batch.Delete(access_, ToSlice(key));
@@ -303,14 +311,35 @@ absl::StatusOr<std::string> RocksDbStore::GetArtifact(
 }
 
 absl::Status RocksDbStore::RecordHit(absl::string_view key) {
-  // Bookkeeping on every hit: never logged or synced, whatever the
-  // durability policy. A crash may lose the latest hit counts and access
-  // times, never an entry or an artifact.
+  const int64_t now = options_.now_micros();
+  HitMap due;
+  {
+    absl::MutexLock lock(&hits_mu_);
+    PendingHits& pending = pending_hits_[key];
+    ++pending.count;
+    pending.last_micros = std::max(pending.last_micros, now);
+    if (pending_hits_.size() < kMaxPendingHits &&
+        now - hits_written_micros_ < kHitFlushMicros) {
+      return absl::OkStatus();
+    }
+    due.swap(pending_hits_);
+    hits_written_micros_ = now;
+  }
+  return WriteHits(due);
+}
+
+absl::Status RocksDbStore::WriteHits(const HitMap& hits) {
+  if (hits.empty()) return absl::OkStatus();
+  rocksdb::WriteBatch batch;
+  for (const auto& [key, pending] : hits) {
+    batch.Merge(access_, key, EncodeAccess(pending.count, pending.last_micros));
+  }
+  // Bookkeeping: never logged or synced, whatever the durability policy. A
+  // crash may lose the latest hit counts and access times, never an entry
+  // or an artifact.
   rocksdb::WriteOptions unlogged;
   unlogged.disableWAL = true;
-  return FromRocksDb(db_->Merge(unlogged, access_, ToSlice(key),
-                                EncodeAccess(1, options_.now_micros())),
-                     "recording a hit");
+  return FromRocksDb(db_->Write(unlogged, &batch), "recording hits");
 }
 
 absl::StatusOr<RocksDbStore::Access> RocksDbStore::GetAccess(
@@ -319,9 +348,17 @@ absl::StatusOr<RocksDbStore::Access> RocksDbStore::GetAccess(
   rocksdb::Status st =
       db_->Get(rocksdb::ReadOptions(), access_, ToSlice(key), &value);
   Access access;
-  if (st.IsNotFound()) return access;
-  AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading access times"));
-  DecodeAccess(value, &access.hits, &access.last_access_micros);
+  if (!st.IsNotFound()) {
+    AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading access times"));
+    DecodeAccess(value, &access.hits, &access.last_access_micros);
+  }
+  absl::MutexLock lock(&hits_mu_);
+  auto it = pending_hits_.find(key);
+  if (it != pending_hits_.end()) {
+    access.hits += it->second.count;
+    access.last_access_micros =
+        std::max(access.last_access_micros, it->second.last_micros);
+  }
   return access;
 }
 

@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "aotcache/v1/store.pb.h"
@@ -93,7 +94,9 @@ class RocksDbStore final : public EntryStore {
   bool HasArtifact(absl::string_view digest) const;
   absl::StatusOr<int64_t> ReferenceCount(absl::string_view digest) const;
 
-  // Unlogged whatever the durability: a crash may lose recent hit counts.
+  // Kept in memory and written in batches (every second, or every
+  // kMaxPendingHits keys, and on close), unlogged whatever the durability:
+  // a crash may lose recent hit counts. GetAccess sees every recorded hit.
   absl::Status RecordHit(absl::string_view key) override;
   struct Access {
     uint64_t hits = 0;
@@ -130,6 +133,19 @@ class RocksDbStore final : public EntryStore {
   // locks must be held.
   absl::Status Sweep(const std::vector<std::string>& digests);
   rocksdb::WriteOptions WriteOptions() const;
+
+  struct PendingHits {
+    uint64_t count = 0;
+    int64_t last_micros = 0;
+  };
+  using HitMap = absl::flat_hash_map<std::string, PendingHits>;
+  // Merges `hits` into the access column family, unlogged.
+  absl::Status WriteHits(const HitMap& hits);
+  static constexpr size_t kMaxPendingHits = 4096;
+  static constexpr int64_t kHitFlushMicros = 1000000;
+  mutable absl::Mutex hits_mu_;
+  HitMap pending_hits_ ABSL_GUARDED_BY(hits_mu_);
+  int64_t hits_written_micros_ ABSL_GUARDED_BY(hits_mu_) = 0;
 
   StoreOptions options_;
   std::array<absl::Mutex, kStripes> key_locks_;

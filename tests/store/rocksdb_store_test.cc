@@ -241,6 +241,39 @@ TEST(RocksDbStoreTest, HitsAndLastAccessWithoutReadModifyWrite) {
   EXPECT_EQ(access->last_access_micros, 5000);
 }
 
+TEST(RocksDbStoreTest, HitsBatchedInMemorySurviveAClose) {
+  TempDir dir;
+  int64_t now = 10'000'000;
+  auto art = Artifact("a");
+  {
+    auto store = OpenOrDie(dir.path(), [&] { return now; });
+    ASSERT_TRUE(store->Put(Entry(Key(1), art.first), {art}).ok());
+    ASSERT_TRUE(store->Put(Entry(Key(2), art.first), {art}).ok());
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(store->RecordHit(Key(1)).ok());
+    now += 2'000'000;  // Past the batch's second: written with this one.
+    ASSERT_TRUE(store->RecordHit(Key(2)).ok());
+    ASSERT_TRUE(store->RecordHit(Key(1)).ok());  // Pending at close.
+    EXPECT_EQ(store->GetAccess(Key(1))->hits, 4u);
+  }
+  auto store = OpenOrDie(dir.path());
+  EXPECT_EQ(store->GetAccess(Key(1))->hits, 4u);
+  EXPECT_EQ(store->GetAccess(Key(1))->last_access_micros, now);
+  EXPECT_EQ(store->GetAccess(Key(2))->hits, 1u);
+}
+
+TEST(RocksDbStoreTest, DeletingAnEntryDropsItsPendingHits) {
+  TempDir dir;
+  auto store = OpenOrDie(dir.path());
+  auto art = Artifact("a");
+  ASSERT_TRUE(store->Put(Entry(Key(1), art.first), {art}).ok());
+  ASSERT_TRUE(store->RecordHit(Key(1)).ok());
+  ASSERT_TRUE(store->RecordHit(Key(1)).ok());
+  ASSERT_TRUE(store->Delete(Key(1)).ok());
+  EXPECT_EQ(store->GetAccess(Key(1))->hits, 0u);
+  ASSERT_TRUE(store->Put(Entry(Key(1), art.first), {art}).ok());
+  EXPECT_EQ(store->GetAccess(Key(1))->hits, 0u);
+}
+
 TEST(RocksDbStoreTest, ListingPagesThroughEveryEntryOnce) {
   TempDir dir;
   auto store = OpenOrDie(dir.path());
