@@ -226,6 +226,9 @@ absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
         f->key_ = response.key();
         f->status_ = response.status();
         f->mode_ = response.mode();
+        f->bypass_reason_ = response.bypass_reason();
+        f->server_backward_ready_ =
+            response.backward() == v1::BACKWARD_STATE_READY;
         f->function_ = *std::move(function);
         return f;
       }
@@ -307,6 +310,14 @@ absl::Status CachedFunction::EnsureBackward() {
   }
   backward_attached_ = true;
   return absl::OkStatus();
+}
+
+v1::BackwardState CachedFunction::backward_state() {
+  if (mode_ != v1::MODE_TRAINING) return v1::BACKWARD_STATE_NONE;
+  absl::MutexLock lock(&mu_);
+  return backward_attached_ || server_backward_ready_
+             ? v1::BACKWARD_STATE_READY
+             : v1::BACKWARD_STATE_PENDING;
 }
 
 absl::StatusOr<CompiledFunction::Gradients> CachedFunction::Backward(

@@ -70,6 +70,11 @@ class CachedFunction {
   v1::CompileStatus status() const { return status_; }
   // Why the function was compiled in process; empty otherwise.
   const std::string& fallback_reason() const { return fallback_reason_; }
+  // Why the server compiled it without storing it (status bypass).
+  const std::string& bypass_reason() const { return bypass_reason_; }
+  // None for inference; ready once the server has it or this function
+  // fetched it; else pending.
+  v1::BackwardState backward_state();
   v1::Mode mode() const { return mode_; }
   const CompiledFunction& function() const { return *function_; }
 
@@ -98,6 +103,8 @@ class CachedFunction {
   v1::CompileStatus status_ = v1::COMPILE_STATUS_UNSPECIFIED;
   v1::Mode mode_ = v1::MODE_UNSPECIFIED;
   std::string fallback_reason_;
+  std::string bypass_reason_;
+  bool server_backward_ready_ = false;
   std::unique_ptr<CompiledFunction> function_;
   absl::Mutex mu_;
   bool backward_attached_ ABSL_GUARDED_BY(mu_) = false;

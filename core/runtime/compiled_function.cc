@@ -67,29 +67,34 @@ absl::Status CompiledFunction::AttachBackward(const v1::Artifact& backward) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
-    std::vector<Tensor>* inputs) const {
+std::vector<Tensor> CompiledFunction::ArtifactArgs(
+    const std::vector<Tensor>& inputs) const {
   const v1::ViewAndMutationData& vmd = metadata_->view_and_mutation();
-  const v1::CallingConvention& c = forward_artifact_->calling_convention();
-  // Inputs of the artifact: mutated aliased inputs share one synthetic base.
-  std::vector<int> base_of_input(inputs->size(), -1);
+  std::vector<int> base_of_input(inputs.size(), -1);
   for (int b = 0; b < vmd.synthetic_bases_size(); ++b) {
     for (int i : vmd.synthetic_bases(b).inputs()) base_of_input[i] = b;
   }
   std::vector<Tensor> args;
   std::vector<bool> base_added(vmd.synthetic_bases_size(), false);
-  for (size_t i = 0; i < inputs->size(); ++i) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
     int b = base_of_input[i];
     if (b < 0) {
-      args.push_back((*inputs)[i]);
+      args.push_back(inputs[i]);
     } else if (!base_added[b]) {
       base_added[b] = true;
-      const Tensor& member = (*inputs)[i];
-      args.push_back(member.View(
-          ContiguousMeta({vmd.synthetic_bases(b).size()}, member.dtype())));
+      args.push_back(inputs[i].View(
+          ContiguousMeta({vmd.synthetic_bases(b).size()}, inputs[i].dtype())));
     }
   }
-  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> raw, forward_->Run(args));
+  return args;
+}
+
+absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
+    std::vector<Tensor>* inputs) const {
+  const v1::ViewAndMutationData& vmd = metadata_->view_and_mutation();
+  const v1::CallingConvention& c = forward_artifact_->calling_convention();
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> raw,
+                            forward_->Run(ArtifactArgs(*inputs)));
   ForwardResult result;
   size_t first_saved = raw.size() - c.num_saved();
   // Saved values that are the caller's memory (inputs saved as they were)

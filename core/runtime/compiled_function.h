@@ -59,6 +59,11 @@ class CompiledFunction {
     std::vector<std::optional<Tensor>> synthetic_bases;
   };
 
+  // The forward artifact's arguments for `inputs`: the inputs, except that
+  // mutated inputs sharing a storage are replaced by one synthetic base (a
+  // 1-D view of their whole storage).
+  std::vector<Tensor> ArtifactArgs(const std::vector<Tensor>& inputs) const;
+
   // For callers that apply the epilogue themselves (the Python integration
   // does, with torch's own in-place ops so version counters move): the
   // forward artifact's raw outputs, in its calling convention's order --

@@ -150,6 +150,9 @@ def _storage_numel(t: torch.Tensor) -> int:
     """Storage size in elements of t's dtype (untyped nbytes / itemsize)."""
     return _storage(t).nbytes() // t.element_size()
 
+storage_of = _storage
+storage_key = _storage_key
+
 # --------------------------- end of version block --------------------------
 
 
@@ -159,6 +162,14 @@ _DTYPES = {
     torch.int64: "DTYPE_INT64",
     torch.bool: "DTYPE_BOOL",
 }
+
+
+def dtype_of_name(name: str) -> torch.dtype:
+    """The torch dtype of an aotcache dtype name ("DTYPE_FLOAT32")."""
+    for dtype, n in _DTYPES.items():
+        if n == name:
+            return dtype
+    raise ExportError("unknown dtype %s" % name)
 
 
 def _dtype_name(dtype: torch.dtype, what: str) -> str:
@@ -326,10 +337,30 @@ class _MetaRecorder(torch.fx.Interpreter):
         return result
 
 
+class Exported:
+    """What export_function returns: the graph (the proto3-JSON dict), the
+    closure tensors that require grad, lifted to inputs after the arguments
+    (pass them with the arguments on every call), and the closure tensors
+    baked into the graph as constants (stale once their _version moves)."""
+
+    def __init__(self, graph: Dict[str, Any], lifted: List[torch.Tensor],
+                 baked: List[torch.Tensor]):
+        self.graph = graph
+        self.lifted = lifted
+        self.baked = baked
+
+
 def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
     """Trace fn(*args) with make_fx (real mode) and return the proto3-JSON
     form of aotcache.v1.Graph as a dict.  The caller's grad mode is the one
-    the trace runs under."""
+    the trace runs under.  A captured tensor that requires grad is refused
+    (export_function lifts it to an input)."""
+    return export_function(fn, list(args), lift=False).graph
+
+
+def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True) -> Exported:
+    """export_graph, lifting captured tensors that require grad to inputs
+    (when `lift`) and reporting the captured tensors."""
     args = list(args)
     for i, a in enumerate(args):
         if not isinstance(a, torch.Tensor):
@@ -341,6 +372,7 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
             raise ExportError("argument %d has layout %s; only strided tensors are supported"
                               % (i, a.layout))
 
+    versions = _captured_versions(fn)
     gm = _trace(fn, _copy_inputs(args))
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -349,18 +381,29 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
                           % (len(placeholders), len(args)))
 
     # Constants (closure tensors, torch.tensor literals): read before the
-    # interpreter runs, since the graph may write into them.
+    # interpreter runs, since the graph may write into them.  Captured
+    # tensors that require grad become inputs after the arguments.
     constants = []
+    lifted: List[torch.fx.Node] = []
+    baked: List[torch.Tensor] = []
     for n in gm.graph.nodes:
         if n.op != "get_attr":
             continue
         value = getattr(gm, n.target)
         if not isinstance(value, torch.Tensor):
             raise ExportError("get_attr %s is a %s, not a tensor" % (n.target, type(value).__name__))
-        if value.requires_grad:
+        if value._version != versions.get(id(value), value._version):
             raise ExportError(
-                "constant %s (a tensor captured by the function) requires grad; pass it "
-                "as an argument instead" % n.target)
+                "the function writes into a tensor it captures (%s); pass it as an "
+                "argument instead" % n.target)
+        if value.requires_grad:
+            if not lift:
+                raise ExportError(
+                    "constant %s (a tensor captured by the function) requires grad; pass "
+                    "it as an argument instead" % n.target)
+            lifted.append(n)
+            continue
+        baked.append(value)
         c = value.detach().contiguous()
         arr = c.numpy()
         arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
@@ -372,6 +415,7 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
 
     # Result metas: run the graph on fresh copies (grad off: only layouts
     # are wanted, and the caller's tensors stay untouched).
+    lifted_values = [getattr(gm, n.target) for n in lifted]
     rec = _MetaRecorder(gm)
     with torch.no_grad():
         rec.run(*_copy_inputs(args))
@@ -379,7 +423,7 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
     storage_ids: Dict[Any, int] = {}
     storages = []
     inputs = []
-    for ph, a in zip(placeholders, args):
+    for ph, a in list(zip(placeholders, args)) + list(zip(lifted, lifted_values)):
         key = _storage_key(a)
         if key not in storage_ids:
             storage_ids[key] = len(storage_ids)
@@ -394,7 +438,7 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
     nodes = []
     outputs: List[str] = []
     for n in gm.graph.nodes:
-        if n.op in ("placeholder", "get_attr"):
+        if n.op == "placeholder" or n.op == "get_attr":
             continue
         if n.op == "output":
             flat = []
@@ -428,13 +472,59 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
         }
         nodes.append(entry)
 
-    return {
+    graph = {
         "inputs": inputs,
         "storages": storages,
         "constants": constants,
         "nodes": nodes,
         "outputs": outputs,
     }
+    return Exported(graph, lifted_values, baked)
+
+
+def _captured_versions(fn: Callable) -> Dict[int, int]:
+    """The _version of every tensor fn captures in a closure cell (modules'
+    parameters and buffers included), by id: a trace must leave them alone."""
+    out: Dict[int, int] = {}
+    for t in captured_tensors(fn):
+        out[id(t)] = t._version
+    return out
+
+
+def captured_tensors(fn: Callable) -> List[torch.Tensor]:
+    """The tensors fn captures: in its closure cells, its bound module, and
+    (recursively) the functions it captures; modules count with their
+    parameters and buffers.  Globals are not followed."""
+    out: List[torch.Tensor] = []
+    seen = set()
+    pending = [fn]
+    while pending:
+        v = pending.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, torch.Tensor):
+            out.append(v)
+        elif isinstance(v, torch.nn.Module):
+            out.extend(v.parameters())
+            out.extend(v.buffers())
+        elif callable(v):
+            pending.extend(c.cell_contents for c in (getattr(v, "__closure__", None) or ())
+                           if _cell_filled(c))
+            owner = getattr(v, "__self__", None)
+            if owner is not None:
+                pending.append(owner)
+    return out
+
+
+def _cell_filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell (a name assigned later)
+        return False
+    return True
+
+
 
 
 if __name__ == "__main__":  # tiny smoke test: python3 -m aotcache.fx_export

@@ -1,0 +1,264 @@
+"""How a compiled function runs: PyTorch's AOTAutograd runtime wrappers
+(SEMANTICS.md §5; runtime_wrappers.py), over the artifacts of aotcache.
+
+The C++ runtime (aotcache._native) runs the forward and backward artifacts
+on the caller's memory; this module applies the epilogue with torch's own
+ops, so that version counters, autograd history, aliasing and requires_grad
+come out as in eager:
+
+* mutated inputs are written back with copy_ (under no_grad when every
+  mutation ran under no_grad; through detach() for a leaf that requires
+  grad) and as_strided_ for metadata mutations;
+* outputs that alias inputs, intermediates or other outputs are regenerated
+  as views of their base (view replay);
+* in training mode one torch.autograd.Function runs the forward, and its
+  backward runs the backward artifact on the tangents in PyTorch's order;
+  an input no gradient reaches gets None.
+
+Thread-safety: a CompiledEntry may run from several threads.
+"""
+
+import json
+from typing import Any, List, Optional, Sequence, Tuple
+
+import torch
+
+from . import fx_export
+
+_DTYPE_NAMES = {
+    torch.float32: "float32",
+    torch.float64: "float64",
+    torch.int64: "int64",
+    torch.bool: "bool",
+}
+
+NON_ALIAS = "OUTPUT_TYPE_NON_ALIAS"
+ALIAS_OF_INPUT = "OUTPUT_TYPE_ALIAS_OF_INPUT"
+IS_INPUT = "OUTPUT_TYPE_IS_INPUT"
+ALIAS_OF_INTERMEDIATE = ("OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE_SAVE_AS_OUTPUT",
+                         "OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE")
+BASE_IS_USER_OUTPUT = "OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE_BASE_IS_USER_OUTPUT"
+
+TANGENT_POSITION = {
+    "TANGENT_SOURCE_MUTATED_INPUT": "mutated",
+    "TANGENT_SOURCE_USER_OUTPUT": "user",
+    "TANGENT_SOURCE_INTERMEDIATE_BASE": "base",
+}
+
+
+def spec(t: torch.Tensor) -> Tuple[int, int, List[int], List[int], int, str]:
+    """The TensorSpec of t: its memory, for the C++ runtime to borrow."""
+    storage = fx_export.storage_of(t)
+    return (storage.data_ptr(), storage.nbytes() // t.element_size(), list(t.shape),
+            list(t.stride()), t.storage_offset(), _DTYPE_NAMES[t.dtype])
+
+
+def _layout(meta) -> Tuple[List[int], List[int], int]:
+    """(shape, stride, offset) of a TensorMeta in proto3 JSON (int64s are
+    strings there)."""
+    return ([int(x) for x in meta.get("shape", [])], [int(x) for x in meta.get("stride", [])],
+            int(meta.get("storage_offset", 0)))
+
+
+def _view(base: torch.Tensor, meta) -> Optional[torch.Tensor]:
+    """base's memory seen as `meta`, if it fits; else None."""
+    shape, stride, offset = _layout(meta)
+    extent = offset + sum((s - 1) * st for s, st in zip(shape, stride)) + 1
+    if any(s == 0 for s in shape):
+        extent = offset
+    if extent > fx_export.storage_of(base).nbytes() // base.element_size():
+        return None
+    return base.as_strided(shape, stride, offset)
+
+
+class CompiledEntry:
+    """One compiled signature: the native function and what its metadata
+    says about running it."""
+
+    def __init__(self, native, lifted: Sequence[torch.Tensor]):
+        self.native = native
+        self.lifted = list(lifted)
+        metadata = json.loads(native.metadata_json())
+        convention = json.loads(native.convention_json())
+        vmd = metadata["view_and_mutation"]
+        self.inputs = vmd.get("inputs", [])
+        self.outputs = vmd.get("outputs", [])
+        self.tangents = vmd.get("tangents", [])
+        self.synthetic_bases = vmd.get("synthetic_bases", [])
+        self.original_outputs = metadata.get("original_outputs", [])
+        self.original_bases = metadata.get("original_intermediate_bases", [])
+        self.inputs_after = metadata.get("inputs_after", [])
+        self.mutated = [i for i, info in enumerate(self.inputs)
+                        if info["mutates_data"] or info["mutates_metadata"]]
+        self.num_user = int(convention["num_user_outputs"])
+        self.num_bases = int(convention["num_intermediate_bases"])
+        if int(convention["num_mutated_inputs"]) != len(self.mutated):
+            raise RuntimeError("aotcache: the artifact returns %s mutated inputs, the "
+                               "metadata names %d" % (convention["num_mutated_inputs"],
+                                                     len(self.mutated)))
+        self.training = native.mode == "training"
+        # The user outputs the training Function returns: not those that lie
+        # in an input's memory (regenerated as views of the caller's tensor).
+        self.function_user = [j for j, o in enumerate(self.outputs)
+                              if o["output_type"] not in (IS_INPUT, ALIAS_OF_INPUT)]
+
+    # -- running ---------------------------------------------------------
+
+    def __call__(self, inputs: List[torch.Tensor]):
+        if self.synthetic_bases and self.training:
+            raise NotImplementedError(
+                "aotcache: mutated inputs that share a storage in a training-mode "
+                "function are not supported yet")
+        if self.training:
+            outs = list(_CompiledFunction.apply(self, *inputs))
+            k = len(self.mutated)
+            new_values = outs[:k]
+            user: List[Any] = [None] * self.num_user
+            for n, j in enumerate(self.function_user):
+                user[j] = outs[k + n]
+            bases = outs[k + len(self.function_user):]
+        else:
+            with torch.no_grad():
+                raw = self.forward_raw(inputs)
+            k = len(self.mutated)
+            new_values = raw[:k]
+            user = raw[k:k + self.num_user]
+            bases = raw[k + self.num_user:k + self.num_user + self.num_bases]
+        self._write_back(inputs, new_values)
+        return self._replay_outputs(inputs, user, bases)
+
+    def forward_raw(self, inputs: Sequence[torch.Tensor]) -> List[Any]:
+        """The forward artifact's results: torch tensors over the runtime's
+        memory, or ("arg", i, shape, stride, offset) for results that lie in
+        input i's memory."""
+        return self.native.run_forward([spec(t) for t in inputs])
+
+    def _write_back(self, inputs, new_values) -> None:
+        for i, new in zip(self.mutated, new_values):
+            info = self.inputs[i]
+            inp = inputs[i]
+            if info["mutates_metadata"]:
+                shape, stride, offset = _layout(self.inputs_after[i])
+                with torch.no_grad():
+                    inp.as_strided_(shape, stride, offset)
+            if not info["mutates_data"]:
+                continue
+            new = as_tensor(new, inputs)
+            if info["mutations_under_no_grad_or_inference_mode"]:
+                with torch.no_grad():
+                    inp.copy_(new)
+            elif inp.is_leaf and inp.requires_grad:
+                inp.detach().copy_(new)
+            else:
+                with torch.enable_grad():
+                    inp.copy_(new)
+
+    def _replay_outputs(self, inputs, user, bases) -> List[torch.Tensor]:
+        outs: List[Optional[torch.Tensor]] = [None] * self.num_user
+        for j, info in enumerate(self.outputs):
+            kind = info["output_type"]
+            replayed = None
+            if kind == IS_INPUT:
+                replayed = inputs[int(info["base_idx"])]
+            elif kind == ALIAS_OF_INPUT:
+                replayed = _view(inputs[int(info["base_idx"])], self.original_outputs[j])
+            elif kind in ALIAS_OF_INTERMEDIATE:
+                replayed = _view(bases[int(info["base_idx"])], self.original_outputs[j])
+            outs[j] = replayed if replayed is not None else as_tensor(user[j], inputs)
+        for j, info in enumerate(self.outputs):
+            if info["output_type"] == BASE_IS_USER_OUTPUT:
+                v = _view(outs[int(info["base_idx"])], self.original_outputs[j])
+                if v is not None:
+                    outs[j] = v
+        for j, info in enumerate(self.outputs):
+            if outs[j].requires_grad and not info["requires_grad"]:
+                outs[j] = outs[j].detach()
+        return outs  # type: ignore[return-value]
+
+
+def as_tensor(result, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
+    """A forward or backward result as a torch tensor: the runtime's memory
+    shared (torch.from_numpy), or a view of the input it lies in."""
+    if isinstance(result, torch.Tensor):
+        return result
+    if isinstance(result, tuple):
+        _, i, shape, stride, offset = result
+        return inputs[i].detach().as_strided(shape, stride, offset)
+    return torch.from_numpy(result)
+
+
+class _CompiledFunction(torch.autograd.Function):
+    """Training mode: the forward artifact as one autograd node whose
+    backward runs the backward artifact.
+
+    Outputs: the new values of mutated inputs, the user outputs that do not
+    lie in an input's memory (those are regenerated as views of the caller's
+    tensors), then the intermediate bases.
+    """
+
+    @staticmethod
+    def forward(ctx, entry: CompiledEntry, *inputs):
+        raw = entry.forward_raw(inputs)
+        k = len(entry.mutated)
+        first_saved = k + entry.num_user + entry.num_bases
+        mutated_data = {i for i in entry.mutated if entry.inputs[i]["mutates_data"]}
+        # Saved values in an input's memory: the input goes through
+        # save_for_backward (eager's in-place check still fires), unless the
+        # epilogue is about to write it, in which case they are copied now.
+        saved_inputs, saved = [], []
+        for r in raw[first_saved:]:
+            if isinstance(r, tuple) and r[1] not in mutated_data:
+                saved.append(("input", len(saved_inputs), r[2:]))
+                saved_inputs.append(inputs[r[1]])
+            else:
+                saved.append(("tensor", as_tensor(r, inputs).clone()
+                              if isinstance(r, tuple) else as_tensor(r, inputs), None))
+        ctx.save_for_backward(*saved_inputs)
+        ctx.saved = saved
+        ctx.entry = entry
+        ctx.num_inputs = len(inputs)
+
+        outs, positions = [], {}
+        for n, i in enumerate(entry.mutated):
+            positions[("mutated", i)] = len(outs)
+            outs.append(as_tensor(raw[n], inputs))
+        for j in entry.function_user:
+            r = raw[k + j]
+            positions[("user", j)] = len(outs)
+            outs.append(as_tensor(r, inputs).clone() if isinstance(r, tuple)
+                        else as_tensor(r, inputs))
+        for b in range(entry.num_bases):
+            positions[("base", b)] = len(outs)
+            outs.append(as_tensor(raw[k + entry.num_user + b], inputs))
+        ctx.tangent_positions = [
+            positions.get((TANGENT_POSITION[t["source"]], int(t.get("index", 0))))
+            for t in entry.tangents]
+        needed = {p for p in ctx.tangent_positions if p is not None}
+        ctx.mark_non_differentiable(*[o for n, o in enumerate(outs) if n not in needed])
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        entry = ctx.entry
+        saved_inputs = ctx.saved_tensors
+        saved = []
+        for kind, value, layout in ctx.saved:
+            if kind == "input":
+                shape, stride, offset = layout
+                saved.append(saved_inputs[value].detach().as_strided(shape, stride, offset))
+            else:
+                saved.append(value)
+        tangents = []
+        for t, position in zip(entry.tangents, ctx.tangent_positions):
+            shape = [int(x) for x in t["meta"].get("shape", [])]
+            g = grads[position] if position is not None else None
+            if g is None:
+                dtype = fx_export.dtype_of_name(t["meta"]["dtype"])
+                g = torch.zeros(shape, dtype=dtype)
+            tangents.append(g)
+        all_tensors = saved + tangents
+        input_grads, _ = entry.native.run_backward([spec(s) for s in saved],
+                                                   [spec(g) for g in tangents])
+        out = [None if g is None else as_tensor(g, all_tensors) for g in input_grads]
+        out += [None] * (ctx.num_inputs - len(out))
+        return (None,) + tuple(out[:ctx.num_inputs])

@@ -1,0 +1,227 @@
+"""aotcache.torch: functorch's aot_function and aot_module, through the
+aotcache service.
+
+    from aotcache.torch import aot_function
+    f = aot_function(fn)      # server=None: the embedded default daemon
+    loss = f(x, w).sum()      # traced, compiled (or a cache hit), run
+    loss.backward()           # the backward is fetched on first use
+    f.cache_info()            # one dict per compiled signature
+
+The first call with a new input signature (each tensor's shape, stride,
+storage offset, dtype, device, requires_grad and is_leaf, which tensors
+share a storage, the grad mode, the non-tensor arguments, and the identity
+of the tensors fn captures) traces fn with make_fx on copies of the inputs,
+exports the ATen graph, and compiles it through the cache; later calls with
+the signature run the compiled function with no round trip. Compiling
+changes nothing a caller can observe: not its tensors, their version
+counters, or torch's RNG state.
+
+Tensors fn captures (closures, a bound module) are constants of the graph,
+except those that require grad, which become inputs so that their gradients
+flow; a constant written in place since (a different _version) makes the
+next call compile again. Graphs with random ops come back as bypass and run
+eagerly (the runtime cannot reproduce torch's RNG stream).
+
+Thread-safety: a compiled function may be called from several threads.
+"""
+
+import functools
+import json
+import threading
+import warnings
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+from torch.utils import _pytree as pytree
+
+from . import fx_export
+from ._native import Client, Error as _NativeError
+from ._runtime import CompiledEntry
+
+__all__ = ["CompileError", "aot_function", "aot_module"]
+
+
+class CompileError(RuntimeError):
+    """fn could not be traced or compiled (an op aotcache lacks, a dtype or
+    device it does not support, a malformed graph); the message says why."""
+
+
+_clients: Dict[str, Client] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(server: Optional[str]) -> Client:
+    """One Client per server per process (the default: "")."""
+    key = server or ""
+    with _clients_lock:
+        if key not in _clients:
+            _clients[key] = Client(key)
+        return _clients[key]
+
+
+def aot_function(fn: Callable, *, server: Optional[str] = None,
+                 backend: Optional[str] = None,
+                 fallback: Optional[str] = None) -> "AotFunction":
+    """fn compiled through aotcache, called like fn.
+
+    server: a gRPC target; None follows the embedded-default rule
+      (AOTCACHE_SERVER, else the local daemon on the default data dir's
+      unix socket, started if absent).
+    backend: None (the daemon's backend) or "reference".
+    fallback: None (an op aotcache lacks raises CompileError naming it) or
+      "eager" (fn runs eagerly instead, with a warning).
+    """
+    if backend not in (None, "reference"):
+        raise ValueError("backend must be None (the daemon's) or 'reference', not %r"
+                         % (backend,))
+    if fallback not in (None, "eager"):
+        raise ValueError("fallback must be None or 'eager', not %r" % (fallback,))
+    return AotFunction(fn, server, fallback)
+
+
+class _Compiled:
+    """What one signature compiled to."""
+
+    def __init__(self, entry: Optional[CompiledEntry], native, out_spec, baked,
+                 eager_reason: str = ""):
+        self.entry = entry          # None: run fn eagerly
+        self.native = native        # None when the compile itself failed
+        self.out_spec = out_spec
+        self.baked = [(t, t._version) for t in baked]
+        self.eager_reason = eager_reason
+
+    def stale(self) -> bool:
+        return any(t._version != v for t, v in self.baked)
+
+
+class AotFunction:
+    """The callable aot_function returns."""
+
+    def __init__(self, fn: Callable, server: Optional[str], fallback: Optional[str]):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._server = server
+        self._fallback = fallback
+        self._lock = threading.Lock()
+        self._compiled: Dict[Any, _Compiled] = {}
+        self._order: List[Any] = []
+
+    def __call__(self, *args):
+        signature = self._signature(args)
+        compiled = self._compiled.get(signature)
+        if compiled is None or compiled.stale():
+            with self._lock:
+                compiled = self._compiled.get(signature)
+                if compiled is None or compiled.stale():
+                    compiled = self._compile(args)
+                    if signature not in self._compiled:
+                        self._order.append(signature)
+                    self._compiled[signature] = compiled
+        if compiled.entry is None:
+            return self._fn(*args)
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        outs = compiled.entry(tensors + compiled.entry.lifted)
+        return pytree.tree_unflatten(outs, compiled.out_spec)
+
+    def cache_info(self) -> List[Dict[str, Any]]:
+        """One dict per compiled signature, in the order they compiled: key,
+        mode ("inference"/"training"), status ("hit"/"miss"/"bypass"),
+        backward ("none"/"pending"/"ready"), source ("server"/"in_process"),
+        and why it runs eagerly, if it does ("eager")."""
+        rows = []
+        with self._lock:
+            compiled = [self._compiled[s] for s in self._order]
+        for c in compiled:
+            n = c.native
+            rows.append({
+                "key": n.key if n is not None else "",
+                "mode": n.mode if n is not None else "",
+                "status": n.status if n is not None else "",
+                "backward": n.backward if n is not None else "none",
+                "source": n.source if n is not None else "",
+                "fallback_reason": n.fallback_reason if n is not None else "",
+                "eager": c.eager_reason,
+            })
+        return rows
+
+    # -- compiling ---------------------------------------------------------
+
+    def _signature(self, args) -> tuple:
+        parts: List[Any] = [torch.is_grad_enabled()]
+        storages: Dict[Any, int] = {}
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                group = storages.setdefault(fx_export.storage_key(a), len(storages))
+                parts.append((tuple(a.shape), a.stride(), a.storage_offset(), a.dtype,
+                              a.device, a.requires_grad, a.is_leaf, group))
+            elif a is None or isinstance(a, (bool, int, float, str)):
+                parts.append((type(a), a))
+            else:
+                raise TypeError("aot_function takes tensors and numbers, not %s"
+                                % type(a).__name__)
+        for t in fx_export.captured_tensors(self._fn):
+            parts.append((id(t), t.requires_grad))
+        return tuple(parts)
+
+    def _compile(self, args) -> _Compiled:
+        out_spec = []
+
+        def traced(*tensors):
+            it = iter(tensors)
+            out = self._fn(*[next(it) if isinstance(a, torch.Tensor) else a for a in args])
+            flat, spec = pytree.tree_flatten(out)
+            out_spec.append(spec)
+            return flat
+
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        try:
+            with torch.random.fork_rng(devices=[]):
+                exported = fx_export.export_function(traced, tensors)
+            native = _client(self._server).compile(json.dumps(exported.graph))
+        except (fx_export.ExportError, _NativeError) as e:
+            message = str(e)
+            if self._fallback != "eager":
+                raise CompileError("aotcache cannot compile %s: %s"
+                                   % (getattr(self._fn, "__name__", "the function"),
+                                      message)) from None
+            warnings.warn("aotcache: running %s eagerly: %s"
+                          % (getattr(self._fn, "__name__", "the function"), message))
+            return _Compiled(None, None, None, [], eager_reason=message)
+        if native.status == "bypass":
+            # Random ops: torch's RNG stream cannot be reproduced.
+            return _Compiled(None, native, out_spec[0], exported.baked,
+                             eager_reason=native.bypass_reason)
+        entry = CompiledEntry(native, exported.lifted)
+        return _Compiled(entry, native, out_spec[0], exported.baked)
+
+
+def aot_module(module: torch.nn.Module, **kwargs) -> torch.nn.Module:
+    """module with its forward compiled through aotcache: parameters and
+    buffers become inputs of the graph (their gradients flow into .grad as
+    in eager). kwargs as aot_function's."""
+    return _AotModule(module, **kwargs)
+
+
+class _AotModule(torch.nn.Module):
+    def __init__(self, module: torch.nn.Module, **kwargs):
+        super().__init__()
+        self.orig_module = module
+        names = [n for n, _ in module.named_parameters()] + \
+                [n for n, _ in module.named_buffers()]
+        self._names = names
+
+        def call(*flat):
+            state = dict(zip(names, flat[:len(names)]))
+            return torch.nn.utils.stateless.functional_call(module, state,
+                                                            tuple(flat[len(names):]))
+
+        call.__name__ = type(module).__name__
+        self._compiled = aot_function(call, **kwargs)
+
+    def forward(self, *args):
+        state = [t for _, t in self.orig_module.named_parameters()] + \
+                [t for _, t in self.orig_module.named_buffers()]
+        return self._compiled(*state, *args)
+
+    def cache_info(self) -> List[Dict[str, Any]]:
+        return self._compiled.cache_info()
