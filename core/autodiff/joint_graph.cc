@@ -88,16 +88,18 @@ class Engine {
         }
         requires_grad |= a_.graph.graph->inputs(i).meta().requires_grad();
         merged[i] = true;
-      }
-      if (!requires_grad) continue;
-      edges_[pseudo] = Edge::Input(a_.graph.num_inputs() + b);
-      for (int i : base.inputs()) {
-        int obj = replay().input_object[i];
+        // A view of the base: it regenerates its history from the base's
+        // after an in-place write, even if it had none.
         const Meta& m = a_.graph.values[i].meta;
         ViewStep step{
             OpRegistry::Get().Find("aten.as_strided.default"),
             {NoneArg(), IntsArg(m.shape), IntsArg(m.stride), IntArg(m.offset)}};
         view_chain_[obj] = ViewChain{std::move(step)};
+      }
+      if (!requires_grad) continue;
+      edges_[pseudo] = Edge::Input(a_.graph.num_inputs() + b);
+      for (int i : base.inputs()) {
+        int obj = replay().input_object[i];
         GradNode view;
         view.kind = GradNode::Kind::kChainView;
         view.entry = nullptr;
@@ -123,7 +125,11 @@ class Engine {
   // regenerated from the base's (as autograd regenerates its grad_fn).
   absl::StatusOr<Edge> EdgeOf(int obj) {
     const TensorObject& o = replay().objects[obj];
-    if (o.view_base < 0 || edges_[obj].none() ||
+    // A view with no history regenerates too once its base has one (a
+    // value that requires grad written into it), as in eager; a detached
+    // alias (no view chain) never does.
+    if (o.view_base < 0 ||
+        (edges_[obj].none() && !view_chain_[obj].has_value()) ||
         base_version_[o.view_base] == created_at_version_[obj]) {
       return edges_[obj];
     }

@@ -97,6 +97,7 @@ class CompiledEntry:
                                "metadata names %d" % (convention["num_mutated_inputs"],
                                                      len(self.mutated)))
         self.training = native.mode == "training"
+        self.members = {int(i) for sb in self.synthetic_bases for i in sb["inputs"]}
         # The user outputs the training Function returns: not those that lie
         # in an input's memory (regenerated as views of the caller's tensor).
         self.function_user = [j for j, o in enumerate(self.outputs)
@@ -105,12 +106,16 @@ class CompiledEntry:
     # -- running ---------------------------------------------------------
 
     def __call__(self, inputs: List[torch.Tensor]):
-        if self.synthetic_bases and self.training:
-            raise NotImplementedError(
-                "aotcache: mutated inputs that share a storage in a training-mode "
-                "function are not supported yet")
         if self.training:
-            outs = list(_CompiledFunction.apply(self, *inputs))
+            # The Function's inputs: the inputs, but one tensor covering the
+            # storage in place of mutated inputs that share it (autograd
+            # carries its gradient to them). Recorded whatever the caller's
+            # grad mode: the function's own enable_grad regions made outputs
+            # that require grad (those that must not are detached below).
+            differentiable = [t for i, t in enumerate(inputs) if i not in self.members]
+            bases = [_synthetic_base(inputs, sb) for sb in self.synthetic_bases]
+            with torch.enable_grad():
+                outs = list(_CompiledFunction.apply(self, inputs, *differentiable, *bases))
             k = len(self.mutated)
             new_values = outs[:k]
             user: List[Any] = [None] * self.num_user
@@ -138,8 +143,11 @@ class CompiledEntry:
             info = self.inputs[i]
             inp = inputs[i]
             if info["mutates_metadata"]:
+                # Recorded by autograd as eager records transpose_ and the
+                # like, except on a leaf (whose layout eager changes only
+                # where autograd does not see it).
                 shape, stride, offset = _layout(self.inputs_after[i])
-                with torch.no_grad():
+                with torch.set_grad_enabled(not inp.is_leaf and torch.is_grad_enabled()):
                     inp.as_strided_(shape, stride, offset)
             if not info["mutates_data"]:
                 continue
@@ -176,6 +184,24 @@ class CompiledEntry:
         return outs  # type: ignore[return-value]
 
 
+def _synthetic_base(inputs: Sequence[torch.Tensor], sb) -> torch.Tensor:
+    """The tensor that stands for mutated inputs sharing a storage: one that
+    covers the storage and that every member is (or is a view of), so that
+    gradients reach the members through autograd's view tracking."""
+    members = [inputs[int(i)] for i in sb["inputs"]]
+    size = int(sb["size"])
+    if not any(m.requires_grad for m in members):
+        return members[0].detach().as_strided((size,), (1,), 0)
+    for c in [m._base for m in members if m._base is not None] + members:
+        covers = (c.storage_offset() == 0 and c.is_contiguous() and c.numel() == size)
+        if covers and all(m is c or m._base is c for m in members):
+            return c.view(-1)
+    raise NotImplementedError(
+        "aotcache: inputs %s share a storage, are mutated and require grad, but are not "
+        "views of one tensor covering it; pass that tensor instead"
+        % [int(i) for i in sb["inputs"]])
+
+
 def as_tensor(result, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
     """A forward or backward result as a torch tensor: the runtime's memory
     shared (torch.from_numpy), or a view of the input it lies in."""
@@ -197,7 +223,10 @@ class _CompiledFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, entry: CompiledEntry, *inputs):
+    def forward(ctx, entry: CompiledEntry, inputs, *differentiable):
+        # `inputs` are the function's inputs (their memory); `differentiable`
+        # are the inputs that are not members of a synthetic base, then the
+        # synthetic bases: they get the gradients.
         raw = entry.forward_raw(inputs)
         k = len(entry.mutated)
         first_saved = k + entry.num_user + entry.num_bases
@@ -207,7 +236,8 @@ class _CompiledFunction(torch.autograd.Function):
         # epilogue is about to write it, in which case they are copied now.
         saved_inputs, saved = [], []
         for r in raw[first_saved:]:
-            if isinstance(r, tuple) and r[1] not in mutated_data:
+            if (isinstance(r, tuple) and r[1] not in mutated_data
+                    and r[1] not in entry.members):
                 saved.append(("input", len(saved_inputs), r[2:]))
                 saved_inputs.append(inputs[r[1]])
             else:
@@ -216,7 +246,6 @@ class _CompiledFunction(torch.autograd.Function):
         ctx.save_for_backward(*saved_inputs)
         ctx.saved = saved
         ctx.entry = entry
-        ctx.num_inputs = len(inputs)
 
         outs, positions = [], {}
         for n, i in enumerate(entry.mutated):
@@ -257,8 +286,9 @@ class _CompiledFunction(torch.autograd.Function):
                 g = torch.zeros(shape, dtype=dtype)
             tangents.append(g)
         all_tensors = saved + tangents
-        input_grads, _ = entry.native.run_backward([spec(s) for s in saved],
-                                                   [spec(g) for g in tangents])
-        out = [None if g is None else as_tensor(g, all_tensors) for g in input_grads]
-        out += [None] * (ctx.num_inputs - len(out))
-        return (None,) + tuple(out[:ctx.num_inputs])
+        input_grads, base_grads = entry.native.run_backward(
+            [spec(s) for s in saved], [spec(g) for g in tangents])
+        out = [None if g is None else as_tensor(g, all_tensors)
+               for i, g in enumerate(input_grads) if i not in entry.members]
+        out += [None if g is None else as_tensor(g, all_tensors) for g in base_grads]
+        return (None, None) + tuple(out)
