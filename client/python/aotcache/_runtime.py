@@ -75,9 +75,13 @@ class CompiledEntry:
     """One compiled signature: the native function and what its metadata
     says about running it."""
 
-    def __init__(self, native, lifted: Sequence[torch.Tensor]):
+    def __init__(self, native, lifted: Sequence[torch.Tensor],
+                 version_moved: Sequence[bool] = ()):
         self.native = native
         self.lifted = list(lifted)
+        # Inputs written only through `.data` in eager: written back the
+        # same way, leaving their version counter and history alone.
+        self.through_data = {i for i, moved in enumerate(version_moved) if not moved}
         metadata = json.loads(native.metadata_json())
         convention = json.loads(native.convention_json())
         vmd = metadata["view_and_mutation"]
@@ -152,7 +156,9 @@ class CompiledEntry:
             if not info["mutates_data"]:
                 continue
             new = as_tensor(new, inputs)
-            if info["mutations_under_no_grad_or_inference_mode"]:
+            if i in self.through_data:
+                inp.data.copy_(new)
+            elif info["mutations_under_no_grad_or_inference_mode"]:
                 with torch.no_grad():
                     inp.copy_(new)
             elif inp.is_leaf and inp.requires_grad:

@@ -340,14 +340,18 @@ class _MetaRecorder(torch.fx.Interpreter):
 class Exported:
     """What export_function returns: the graph (the proto3-JSON dict), the
     closure tensors that require grad, lifted to inputs after the arguments
-    (pass them with the arguments on every call), and the closure tensors
-    baked into the graph as constants (stale once their _version moves)."""
+    (pass them with the arguments on every call), the closure tensors baked
+    into the graph as constants (stale once their _version moves), and
+    which arguments' version counters the call moves."""
 
     def __init__(self, graph: Dict[str, Any], lifted: List[torch.Tensor],
-                 baked: List[torch.Tensor]):
+                 baked: List[torch.Tensor], version_moved: List[bool]):
         self.graph = graph
         self.lifted = lifted
         self.baked = baked
+        # Per argument: whether the call moves its version counter. A write
+        # through `.data` (a tensor with a counter of its own) does not.
+        self.version_moved = version_moved
 
 
 def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
@@ -373,7 +377,10 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
                               % (i, a.layout))
 
     versions = _captured_versions(fn)
-    gm = _trace(fn, _copy_inputs(args))
+    copies = _copy_inputs(args)
+    before = [c._version for c in copies]
+    gm = _trace(fn, copies)
+    version_moved = [c._version != v for c, v in zip(copies, before)]
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(args):
@@ -479,7 +486,7 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
         "nodes": nodes,
         "outputs": outputs,
     }
-    return Exported(graph, lifted_values, baked)
+    return Exported(graph, lifted_values, baked, version_moved)
 
 
 def _captured_versions(fn: Callable) -> Dict[int, int]:

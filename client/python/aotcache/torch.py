@@ -191,7 +191,7 @@ class AotFunction:
             # Random ops: torch's RNG stream cannot be reproduced.
             return _Compiled(None, native, out_spec[0], exported.baked,
                              eager_reason=native.bypass_reason)
-        entry = CompiledEntry(native, exported.lifted)
+        entry = CompiledEntry(native, exported.lifted, exported.version_moved)
         return _Compiled(entry, native, out_spec[0], exported.baked)
 
 
