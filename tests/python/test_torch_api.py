@@ -1,0 +1,198 @@
+"""aotcache.torch beyond the scenarios: closures, non-tensor arguments,
+random ops, aot_module, unsupported ops and fallback, zero copy, reuse
+without a round trip, training an MLP, and the embedded default daemon."""
+
+import copy
+import os
+import subprocess
+import sys
+import time
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from aotcache.torch import CompileError, aot_function, aot_module
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_a_closed_over_linear_gets_gradients_and_follows_its_updates(daemon):
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 3)
+    x = torch.randn(5, 4)
+
+    def f(x):
+        return lin(x).relu().sum()
+
+    g = aot_function(f, server=daemon)
+    g(x).backward()
+    got = (lin.weight.grad.clone(), lin.bias.grad.clone())
+    lin.zero_grad()
+    f(x).backward()
+    assert torch.allclose(got[0], lin.weight.grad) and torch.allclose(got[1], lin.bias.grad)
+    assert g.cache_info()[0]["mode"] == "training"
+    with torch.no_grad():
+        lin.weight.mul_(2)  # An optimizer step: the parameter is an input.
+    assert torch.allclose(g(x), f(x))
+    assert len(g.cache_info()) == 1
+
+
+def test_a_captured_constant_written_in_place_is_never_stale(daemon):
+    c = torch.tensor([1.0, 2.0, 3.0])
+
+    def f(x):
+        return x * c
+
+    g = aot_function(f, server=daemon)
+    x = torch.ones(3)
+    assert torch.equal(g(x), torch.tensor([1.0, 2.0, 3.0]))
+    c.add_(10)
+    assert torch.equal(g(x), torch.tensor([11.0, 12.0, 13.0]))
+
+
+def test_a_different_scalar_is_another_signature(daemon):
+    g = aot_function(lambda x, s: x * s, server=daemon)
+    x = torch.ones(2)
+    assert torch.equal(g(x, 2.0), torch.full((2,), 2.0))
+    assert torch.equal(g(x, 3.0), torch.full((2,), 3.0))
+    assert len(g.cache_info()) == 2
+
+
+def test_dropout_is_a_bypass_run_eagerly(daemon):
+    def f(x):
+        return F.dropout(x, 0.5, training=True) * 2
+
+    g = aot_function(f, server=daemon)
+    x = torch.randn(100)
+    torch.manual_seed(7)
+    got = g(x)
+    torch.manual_seed(7)
+    want = f(x)
+    assert torch.equal(got, want)
+    info = g.cache_info()[0]
+    assert info["status"] == "bypass"
+    assert "RNG" in info["eager"]  # Why it runs eagerly.
+
+
+def test_aot_module_matches_eager(daemon):
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 2))
+    twin = copy.deepcopy(model)
+    compiled = aot_module(model, server=daemon)
+    x = torch.randn(4, 6)
+    compiled(x).pow(2).sum().backward()
+    twin(x).pow(2).sum().backward()
+    for p, q in zip(model.parameters(), twin.parameters()):
+        assert torch.allclose(p.grad, q.grad, rtol=1e-5, atol=1e-6)
+    assert compiled.cache_info()[0]["mode"] == "training"
+
+
+def test_an_unsupported_op_is_an_error_naming_it(daemon):
+    g = aot_function(lambda x: torch.logcumsumexp(x, 0), server=daemon)
+    with pytest.raises(CompileError, match="logcumsumexp"):
+        g(torch.randn(4))
+
+
+def test_fallback_eager_runs_the_function_with_a_warning(daemon):
+    def f(x):
+        return torch.logcumsumexp(x, 0) + 1
+
+    g = aot_function(f, server=daemon, fallback="eager")
+    x = torch.randn(4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = g(x)
+    assert torch.equal(got, f(x))
+    assert any("logcumsumexp" in str(w.message) for w in caught)
+    assert "logcumsumexp" in g.cache_info()[0]["eager"]
+
+
+def test_outputs_alias_the_callers_memory_and_inputs_are_not_copied(daemon):
+    def f(x, w):
+        return x.view(-1), (x * w).sum()
+
+    g = aot_function(f, server=daemon)
+    x = torch.randn(2, 3)
+    w = torch.randn(2, 3, requires_grad=True)
+    for _ in range(2):  # A miss, then a hit.
+        flat, loss = g(x, w)
+        assert flat.data_ptr() == x.data_ptr()
+    # x is saved for backward as the caller's tensor: writing into it after
+    # the forward is caught, as in eager.
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+
+
+def test_a_known_signature_runs_without_the_daemon(tmp_path):
+    socket = tmp_path / "own.sock"
+    proc = subprocess.Popen([os.environ["AOTCACHED"], "--listen=unix:%s" % socket,
+                             "--data_dir=%s" % tmp_path], stderr=subprocess.DEVNULL)
+    try:
+        while not socket.exists():
+            time.sleep(0.02)
+        g = aot_function(lambda x: x.sin() * 2, server="unix:%s" % socket)
+        x = torch.randn(3)
+        g(x)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert torch.equal(g(x), x.sin() * 2)  # No daemon any more: no round trip.
+    assert g.cache_info()[0]["source"] == "server"
+
+
+def test_compiling_changes_nothing_the_caller_can_observe(daemon):
+    x = torch.randn(3, requires_grad=True).clone()
+    version = x._version
+    rng = torch.get_rng_state()
+    g = aot_function(lambda a: a * 2, server=daemon)
+    g(x)
+    assert x._version == version
+    assert torch.equal(torch.get_rng_state(), rng)
+
+
+def test_a_two_layer_mlp_trains_as_in_eager(daemon):
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    twin = copy.deepcopy(model)
+    compiled = aot_module(model, server=daemon)
+    x, y = torch.randn(32, 8), torch.randn(32, 1)
+    losses = {}
+    for name, net, params in (("eager", twin, twin.parameters()),
+                              ("aotcache", compiled, model.parameters())):
+        opt = torch.optim.SGD(params, lr=0.05)
+        losses[name] = []
+        for _ in range(20):
+            opt.zero_grad()
+            loss = F.mse_loss(net(x), y)
+            loss.backward()
+            opt.step()
+            losses[name].append(loss.item())
+    assert losses["aotcache"][-1] < losses["aotcache"][0]
+    for a, b in zip(losses["aotcache"], losses["eager"]):
+        assert abs(a - b) <= 1e-4, losses
+
+
+def test_two_processes_share_one_embedded_daemon(tmp_path):
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"))
+    env.pop("AOTCACHE_SERVER", None)
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "embedded_client.py"),
+                               str(barrier), str(i)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+    results = [out.split() for out, _ in outs]
+    assert all(r[0] == "server" for r in results), results  # Neither fell back.
+    assert results[0][1] == results[1][1]  # The same key.
+    daemons = subprocess.run(["pgrep", "-f", "aotcached.*%s" % (tmp_path / "xdg")],
+                             capture_output=True, text=True).stdout.split()
+    try:
+        assert len(daemons) == 1, daemons
+    finally:
+        for pid in daemons:
+            os.kill(int(pid), 15)
