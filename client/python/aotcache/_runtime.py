@@ -22,6 +22,7 @@ import json
 from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
+from torch.utils.dlpack import from_dlpack
 
 from . import fx_export
 
@@ -208,15 +209,22 @@ def _synthetic_base(inputs: Sequence[torch.Tensor], sb) -> torch.Tensor:
         % [int(i) for i in sb["inputs"]])
 
 
+def _lies_in_input(result) -> bool:
+    return isinstance(result, tuple) and result[0] == "arg"
+
+
 def as_tensor(result, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
-    """A forward or backward result as a torch tensor: the runtime's memory
-    shared (torch.from_numpy), or a view of the input it lies in."""
+    """A forward or backward result as a torch tensor: over the runtime's
+    memory (a DLPack capsule torch takes over), or a view of the input it
+    lies in."""
     if isinstance(result, torch.Tensor):
         return result
     if isinstance(result, tuple):
+        if result[0] == "bool":  # Bytes: torch 1.13's DLPack has no bool.
+            return from_dlpack(result[1]).view(torch.bool)
         _, i, shape, stride, offset = result
         return inputs[i].detach().as_strided(shape, stride, offset)
-    return torch.from_numpy(result)
+    return from_dlpack(result)
 
 
 class _CompiledFunction(torch.autograd.Function):
@@ -242,13 +250,13 @@ class _CompiledFunction(torch.autograd.Function):
         # epilogue is about to write it, in which case they are copied now.
         saved_inputs, saved = [], []
         for r in raw[first_saved:]:
-            if (isinstance(r, tuple) and r[1] not in mutated_data
+            if (_lies_in_input(r) and r[1] not in mutated_data
                     and r[1] not in entry.members):
                 saved.append(("input", len(saved_inputs), r[2:]))
                 saved_inputs.append(inputs[r[1]])
             else:
                 saved.append(("tensor", as_tensor(r, inputs).clone()
-                              if isinstance(r, tuple) else as_tensor(r, inputs), None))
+                              if _lies_in_input(r) else as_tensor(r, inputs), None))
         ctx.save_for_backward(*saved_inputs)
         ctx.saved = saved
         ctx.entry = entry
@@ -260,7 +268,7 @@ class _CompiledFunction(torch.autograd.Function):
         for j in entry.function_user:
             r = raw[k + j]
             positions[("user", j)] = len(outs)
-            outs.append(as_tensor(r, inputs).clone() if isinstance(r, tuple)
+            outs.append(as_tensor(r, inputs).clone() if _lies_in_input(r)
                         else as_tensor(r, inputs))
         for b in range(entry.num_bases):
             positions[("base", b)] = len(outs)

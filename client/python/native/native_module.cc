@@ -4,12 +4,14 @@
 // Tensors cross without copies. Python passes each tensor as a TensorSpec
 // tuple (storage address, storage elements, shape, strides, storage offset,
 // dtype name) over memory it keeps alive for the call; results come back as
-// numpy arrays over the runtime's memory (torch.from_numpy shares it), or,
-// for a result that lies in an argument's memory, as ("arg", index, shape,
-// strides, offset) so that Python makes it a view of its own tensor.
+// DLPack capsules over the runtime's memory (torch.utils.dlpack.from_dlpack
+// takes them over; bool ones as ("bool", capsule) of bytes, as torch 1.13's
+// DLPack has no bool), or, for a result that lies in an argument's memory,
+// as ("arg", index, shape, strides, offset) so that Python makes it a view
+// of its own tensor.
 // Thread-safety: as aotcache::Client; the GIL is released while compiling
 // and running.
-#include <pybind11/numpy.h>
+#include <dlpack/dlpack.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -62,19 +64,52 @@ DType DTypeOf(const std::string& name) {
       name);
 }
 
-py::dtype NumpyDType(DType dtype) {
+DLDataType DLPackType(DType dtype) {
   switch (dtype) {
     case v1::DTYPE_FLOAT32:
-      return py::dtype::of<float>();
+      return {kDLFloat, 32, 1};
     case v1::DTYPE_FLOAT64:
-      return py::dtype::of<double>();
+      return {kDLFloat, 64, 1};
     case v1::DTYPE_INT64:
-      return py::dtype::of<int64_t>();
+      return {kDLInt, 64, 1};
     case v1::DTYPE_BOOL:
-      return py::dtype::of<bool>();
+      return {kDLUInt, 8, 1};  // Bytes: torch 1.13's DLPack has no bool.
     default:
       throw py::value_error("a result of an unsupported dtype");
   }
+}
+
+// A DLManagedTensor that keeps a runtime Tensor (and so its storage) alive.
+struct Managed {
+  DLManagedTensor managed;
+  Tensor tensor;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+};
+
+// A "dltensor" capsule over `t`'s memory; whoever consumes it (torch)
+// calls the deleter, else the capsule's destructor does.
+py::capsule ToDLPack(const Tensor& t) {
+  auto* m = new Managed{{}, t, t.meta().shape, t.meta().stride};
+  DLTensor& d = m->managed.dl_tensor;
+  d.data = t.storage_data() + t.meta().offset * ItemSize(t.dtype());
+  d.device = {kDLCPU, 0};
+  d.ndim = static_cast<int32_t>(m->shape.size());
+  d.dtype = DLPackType(t.dtype());
+  d.shape = m->shape.data();
+  d.strides = m->strides.data();
+  d.byte_offset = 0;
+  m->managed.manager_ctx = m;
+  m->managed.deleter = [](DLManagedTensor* self) {
+    delete static_cast<Managed*>(self->manager_ctx);
+  };
+  return py::capsule(&m->managed, "dltensor", [](PyObject* capsule) {
+    if (PyCapsule_IsValid(capsule, "dltensor")) {  // Never consumed.
+      auto* managed = static_cast<DLManagedTensor*>(
+          PyCapsule_GetPointer(capsule, "dltensor"));
+      managed->deleter(managed);
+    }
+  });
 }
 
 // A TensorSpec over the caller's memory.
@@ -98,7 +133,7 @@ std::vector<Tensor> FromSpecs(const py::list& specs) {
 }
 
 // `t` for Python: a view of argument i when it lies in its memory, else a
-// numpy array that keeps the runtime's storage alive.
+// DLPack capsule that keeps the runtime's storage alive.
 py::object ToPython(const Tensor& t, const std::vector<Tensor>& args) {
   const Meta& m = t.meta();
   for (size_t i = 0; i < args.size(); ++i) {
@@ -106,14 +141,8 @@ py::object ToPython(const Tensor& t, const std::vector<Tensor>& args) {
       return py::make_tuple("arg", i, m.shape, m.stride, m.offset);
     }
   }
-  const int64_t item = ItemSize(m.dtype);
-  std::vector<py::ssize_t> strides;
-  for (int64_t s : m.stride) strides.push_back(s * item);
-  auto* keep = new Tensor(t);
-  py::capsule owner(keep, [](void* p) { delete static_cast<Tensor*>(p); });
-  return py::array(NumpyDType(m.dtype),
-                   std::vector<py::ssize_t>(m.shape.begin(), m.shape.end()),
-                   strides, t.storage_data() + m.offset * item, owner);
+  if (t.dtype() == v1::DTYPE_BOOL) return py::make_tuple("bool", ToDLPack(t));
+  return ToDLPack(t);
 }
 
 py::list ToPythonList(const std::vector<std::optional<Tensor>>& ts,
