@@ -153,6 +153,10 @@ def _storage_numel(t: torch.Tensor) -> int:
 storage_of = _storage
 storage_key = _storage_key
 
+# torch 1.13: functional_call is torch.nn.utils.stateless's (torch 2.x:
+# torch.func.functional_call).
+functional_call = torch.nn.utils.stateless.functional_call
+
 # --------------------------- end of version block --------------------------
 
 

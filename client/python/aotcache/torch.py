@@ -212,8 +212,7 @@ class _AotModule(torch.nn.Module):
 
         def call(*flat):
             state = dict(zip(names, flat[:len(names)]))
-            return torch.nn.utils.stateless.functional_call(module, state,
-                                                            tuple(flat[len(names):]))
+            return fx_export.functional_call(module, state, tuple(flat[len(names):]))
 
         call.__name__ = type(module).__name__
         self._compiled = aot_function(call, **kwargs)
