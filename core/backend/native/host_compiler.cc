@@ -1,0 +1,157 @@
+#include "core/backend/native/host_compiler.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+
+namespace aotcache {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// A directory removed, with everything in it, when this goes away.
+class PrivateDir {
+ public:
+  static absl::StatusOr<PrivateDir> Make(const std::string& root) {
+    std::string parent = root;
+    if (parent.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    }
+    std::string tmpl = parent + "/aotcache-cc-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot make a temporary directory in ", parent, ": ",
+                       std::strerror(errno)));
+    }
+    return PrivateDir(tmpl);
+  }
+  PrivateDir(PrivateDir&& other) : path_(std::move(other.path_)) {
+    other.path_.clear();
+  }
+  ~PrivateDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit PrivateDir(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+struct Exit {
+  bool timed_out = false;
+  int status = 0;  // From waitpid.
+};
+
+// Runs argv with stdout and stderr into `log`, in a process group of its
+// own; kills the group at `timeout`.
+absl::StatusOr<Exit> Run(const std::vector<std::string>& argv,
+                         const std::string& log, absl::Duration timeout) {
+  std::vector<char*> args;
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
+                                   O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);  // A group of its own, to kill.
+  pid_t pid = 0;
+  int err = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (err != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot run the C++ compiler '", argv[0], "': ", std::strerror(err)));
+  }
+  Exit exit;
+  absl::Time deadline = absl::Now() + timeout;
+  while (waitpid(pid, &exit.status, WNOHANG) != pid) {
+    if (absl::Now() >= deadline) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &exit.status, 0);
+      exit.timed_out = true;
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return exit;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> CompileSharedObject(
+    const std::string& source, const HostCompilerOptions& options) {
+  absl::StatusOr<PrivateDir> dir = PrivateDir::Make(options.temp_root);
+  if (!dir.ok()) return dir.status();
+  const std::string src = dir->path() + "/kernels.cc";
+  const std::string out = dir->path() + "/kernels.so";
+  const std::string log = dir->path() + "/compiler.log";
+  {
+    std::ofstream f(src, std::ios::binary);
+    f << source;
+    if (!f) return absl::FailedPreconditionError("cannot write " + src);
+  }
+  std::vector<std::string> argv = {options.compiler};
+  argv.insert(argv.end(), options.flags.begin(), options.flags.end());
+  argv.insert(argv.end(), {"-shared", "-fPIC", "-o", out, src});
+  argv.insert(argv.end(), options.libraries.begin(), options.libraries.end());
+  absl::StatusOr<Exit> exit = Run(argv, log, options.timeout);
+  if (!exit.ok()) return exit.status();
+  if (exit->timed_out) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("the C++ compiler ran past ",
+                     absl::FormatDuration(options.timeout), " and was killed"));
+  }
+  if (!WIFEXITED(exit->status) || WEXITSTATUS(exit->status) != 0) {
+    return absl::InternalError(absl::StrCat("the C++ compiler failed (",
+                                            absl::StrJoin(argv, " "), "):\n",
+                                            ReadFile(log)));
+  }
+  return ReadFile(out);
+}
+
+absl::StatusOr<std::string> HostCompilerVersion(const std::string& compiler) {
+  absl::StatusOr<PrivateDir> dir = PrivateDir::Make("");
+  if (!dir.ok()) return dir.status();
+  const std::string log = dir->path() + "/version.log";
+  absl::StatusOr<Exit> exit =
+      Run({compiler, "--version"}, log, absl::Seconds(30));
+  if (!exit.ok()) return exit.status();
+  if (exit->timed_out || !WIFEXITED(exit->status) ||
+      WEXITSTATUS(exit->status) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", compiler, " --version' failed"));
+  }
+  std::string text = ReadFile(log);
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace aotcache
