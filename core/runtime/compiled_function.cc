@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/analysis/view_and_mutation.h"
+#include "core/runtime/shared_objects.h"
 #include "core/runtime/strided.h"
 #include "core/runtime/view_replay.h"
 #include "core/status_macros.h"
@@ -9,12 +10,39 @@
 namespace aotcache {
 namespace {
 
+// A native artifact: its program, with the groups its kernels compute.
+absl::StatusOr<std::unique_ptr<GraphExecutor>> LoadNative(
+    const v1::NativeProgram& native) {
+  std::vector<GraphExecutor::FusedKernel> fused;
+  if (native.kernels_size() > 0) {
+    AOTCACHE_ASSIGN_OR_RETURN(void* handle,
+                              OpenSharedObject(native.shared_object()));
+    for (const v1::NativeProgram::Kernel& k : native.kernels()) {
+      GraphExecutor::FusedKernel f;
+      f.nodes.assign(k.nodes().begin(), k.nodes().end());
+      f.inputs.assign(k.inputs().begin(), k.inputs().end());
+      f.output = k.output();
+      AOTCACHE_ASSIGN_OR_RETURN(void* fn, FindSymbol(handle, k.symbol()));
+      f.fn = reinterpret_cast<decltype(f.fn)>(fn);
+      fused.push_back(std::move(f));
+    }
+  }
+  return GraphExecutor::Create(native.program(), std::move(fused));
+}
+
 absl::StatusOr<std::unique_ptr<GraphExecutor>> LoadProgram(
     const v1::Artifact& artifact) {
+  if (artifact.backend() == "native") {
+    v1::NativeProgram native;
+    if (!native.ParseFromString(artifact.payload())) {
+      return absl::InvalidArgumentError("artifact payload does not parse");
+    }
+    return LoadNative(native);
+  }
   if (artifact.backend() != "reference") {
     return absl::InvalidArgumentError(
         absl::StrCat("artifact of backend '", artifact.backend(),
-                     "': this runtime runs reference artifacts"));
+                     "': this runtime runs reference and native artifacts"));
   }
   v1::ReferenceProgram program;
   if (!program.ParseFromString(artifact.payload())) {

@@ -83,6 +83,71 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
   return e;
 }
 
+absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
+    const v1::ReferenceProgram& program, std::vector<FusedKernel> fused) {
+  AOTCACHE_ASSIGN_OR_RETURN(std::unique_ptr<GraphExecutor> e, Create(program));
+  const ResolvedGraph& g = e->resolved_;
+  e->fused_role_.assign(g.nodes.size(), kNotFused);
+  std::vector<int> group_of_value(g.values.size(), -1);
+  std::vector<int> group_of_node(g.nodes.size(), -1);
+  for (size_t k = 0; k < fused.size(); ++k) {
+    const FusedKernel& f = fused[k];
+    if (f.fn == nullptr || f.nodes.empty()) {
+      return absl::InvalidArgumentError("a fused kernel without a function");
+    }
+    for (int n : f.nodes) {
+      if (n < 0 || n >= static_cast<int>(g.nodes.size()) ||
+          e->fused_role_[n] != kNotFused || g.nodes[n].results.size() != 1) {
+        return absl::InvalidArgumentError("a fused kernel's nodes overlap");
+      }
+      e->fused_role_[n] = kInsideFused;
+      group_of_node[n] = static_cast<int>(k);
+      group_of_value[g.nodes[n].results[0]] = static_cast<int>(k);
+    }
+    const int sink = f.nodes.back();
+    if (g.nodes[sink].results[0] != f.output) {
+      return absl::InvalidArgumentError(
+          "a fused kernel's output is not its sink's");
+    }
+    e->fused_role_[sink] = static_cast<int>(k);
+    const Meta& out = g.values[f.output].meta;
+    for (int v : f.inputs) {
+      if (v < 0 || v >= static_cast<int>(g.values.size())) {
+        return absl::InvalidArgumentError(
+            "a fused kernel reads an unknown value");
+      }
+      const Meta& m = g.values[v].meta;
+      if (m.dtype != out.dtype || m.numel() != out.numel() ||
+          !m.IsContiguous() || !out.IsContiguous()) {
+        return absl::InvalidArgumentError("a fused kernel's operands differ");
+      }
+    }
+  }
+  // Only a group's output may be read outside it.
+  auto read_outside = [&](int v, int reader_group) {
+    int owner = group_of_value[v];
+    return owner >= 0 && owner != reader_group && fused[owner].output != v;
+  };
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (const BoundArg& a : g.nodes[n].args) {
+      for (int v : a.values) {
+        if (read_outside(v, group_of_node[n])) {
+          return absl::InvalidArgumentError(
+              "a fused kernel's inner value is read outside it");
+        }
+      }
+    }
+  }
+  for (int v : g.outputs) {
+    if (read_outside(v, -1)) {
+      return absl::InvalidArgumentError(
+          "a fused kernel's inner value is an output");
+    }
+  }
+  e->fused_ = std::move(fused);
+  return e;
+}
+
 absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
     const std::vector<Tensor>& inputs, uint64_t seed) const {
   const ResolvedGraph& g = resolved_;
@@ -110,6 +175,27 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
   size_t flat_result = 0;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
+    if (!fused_role_.empty() && fused_role_[n] != kNotFused) {
+      if (fused_role_[n] >= 0) {
+        const FusedKernel& f = fused_[fused_role_[n]];
+        const Meta& m = g.values[f.output].meta;
+        int slot = result_slot_.empty() ? -1 : result_slot_[flat_result];
+        Tensor out =
+            slot >= 0 ? Tensor::Borrow(arenas[slot].get(), m.StorageExtent(), m)
+                      : Tensor::Zeros(m);
+        std::vector<const void*> in;
+        for (int v : f.inputs) {
+          const Tensor& t = values[v];
+          in.push_back(t.storage_data() +
+                       t.meta().offset * ItemSize(t.dtype()));
+        }
+        f.fn(in.data(), out.storage_data() + m.offset * ItemSize(m.dtype),
+             m.numel());
+        values[f.output] = std::move(out);
+      }
+      flat_result += node.results.size();
+      continue;
+    }
     const OpSchema& schema = node.op->schema;
     KernelArgs args;
     args.node = &node;

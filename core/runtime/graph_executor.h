@@ -28,6 +28,20 @@ class GraphExecutor {
   static absl::StatusOr<std::unique_ptr<GraphExecutor>> Create(
       const v1::ReferenceProgram& program);
 
+  // A native backend kernel: computes value `output` from the values
+  // `inputs` (contiguous, of output's numel and dtype) in place of the group
+  // `nodes`, whose other results nothing else reads.
+  struct FusedKernel {
+    std::vector<int> nodes;
+    std::vector<int> inputs;
+    int output = -1;
+    void (*fn)(const void* const* inputs, void* output, int64_t n) = nullptr;
+  };
+  // `program` with the groups of `fused` run by their kernels.
+  // InvalidArgument for a group that does not fit the graph.
+  static absl::StatusOr<std::unique_ptr<GraphExecutor>> Create(
+      const v1::ReferenceProgram& program, std::vector<FusedKernel> fused);
+
   // `inputs`: one per graph input, laid out exactly as the graph's input
   // metas say (InvalidArgument otherwise). Random ops draw from a generator
   // seeded with `seed`.
@@ -47,6 +61,12 @@ class GraphExecutor {
   // The buffer plan (empty: every result gets memory of its own).
   std::vector<int> result_slot_;  // Per result, flat over nodes.
   std::vector<int64_t> slot_bytes_;
+  // Per node: kNotFused, kInsideFused (not run), or the fused kernel whose
+  // output it computes.
+  static constexpr int kNotFused = -1;
+  static constexpr int kInsideFused = -2;
+  std::vector<int> fused_role_;
+  std::vector<FusedKernel> fused_;
 };
 
 }  // namespace aotcache

@@ -1,0 +1,192 @@
+#include "core/backend/native/fusion.h"
+
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace aotcache {
+namespace {
+
+// How the runtime's kernel computes each op, as a C++ expression over `a`
+// and `b` (the node's first two tensor-or-number arguments) in the result
+// type C; `alpha` is add/sub's argument 2 (a double, as in the kernel).
+struct Formula {
+  const char* op;
+  int arity;
+  const char* expr;
+};
+constexpr Formula kFormulas[] = {
+    {"aten.add.Tensor", 2, "static_cast<C>(a + alpha * b)"},
+    {"aten.add.Scalar", 2, "static_cast<C>(a + alpha * b)"},
+    {"aten.sub.Tensor", 2, "static_cast<C>(a - alpha * b)"},
+    {"aten.sub.Scalar", 2, "static_cast<C>(a - alpha * b)"},
+    {"aten.mul.Tensor", 2, "static_cast<C>(a * b)"},
+    {"aten.mul.Scalar", 2, "static_cast<C>(a * b)"},
+    {"aten.div.Tensor", 2, "static_cast<C>(a / b)"},
+    {"aten.div.Scalar", 2, "static_cast<C>(a / b)"},
+    {"aten.neg.default", 1, "static_cast<C>(-a)"},
+    {"aten.abs.default", 1, "static_cast<C>(a < 0 ? -a : a)"},
+    {"aten.relu.default", 1, "static_cast<C>(a != a ? a : (a > 0 ? a : C(0)))"},
+    {"aten.exp.default", 1, "static_cast<C>(std::exp(a))"},
+    {"aten.log.default", 1, "static_cast<C>(std::log(a))"},
+    {"aten.sin.default", 1, "static_cast<C>(std::sin(a))"},
+    {"aten.cos.default", 1, "static_cast<C>(std::cos(a))"},
+    {"aten.tanh.default", 1, "static_cast<C>(std::tanh(a))"},
+    {"aten.sigmoid.default", 1, "static_cast<C>(C(1) / (C(1) + std::exp(-a)))"},
+    {"aten.sqrt.default", 1, "static_cast<C>(std::sqrt(a))"},
+    {"aten.rsqrt.default", 1, "static_cast<C>(C(1) / std::sqrt(a))"},
+    {"aten.maximum.default", 2,
+     "static_cast<C>(a != a ? a : (b != b ? b : (a > b ? a : b)))"},
+    {"aten.minimum.default", 2,
+     "static_cast<C>(a != a ? a : (b != b ? b : (a < b ? a : b)))"},
+};
+
+const Formula* FormulaOf(const ResolvedNode& node) {
+  for (const Formula& f : kFormulas) {
+    if (node.op->qualified_name == f.op) return &f;
+  }
+  return nullptr;
+}
+
+bool IsFloating(DType d) {
+  return d == v1::DTYPE_FLOAT32 || d == v1::DTYPE_FLOAT64;
+}
+
+// The node computes elementwise over contiguous operands of its result's
+// shape and dtype (or plain numbers).
+bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
+  const Formula* f = FormulaOf(node);
+  if (f == nullptr || node.results.size() != 1) return false;
+  const Meta& out = g.values[node.results[0]].meta;
+  if (!IsFloating(out.dtype) || !out.IsContiguous() || out.offset != 0) {
+    return false;
+  }
+  for (int k = 0; k < f->arity; ++k) {
+    const BoundArg& a = node.args[k];
+    if (a.is_number()) continue;
+    if (a.kind != BoundArg::Kind::kTensor) return false;
+    const Meta& m = g.values[a.values[0]].meta;
+    if (m.shape != out.shape || m.dtype != out.dtype || !m.IsContiguous() ||
+        m.offset != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string Literal(double x) {
+  if (std::isnan(x)) return "__builtin_nan(\"\")";
+  if (std::isinf(x)) return x > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
+  return absl::StrFormat("%.17g", x);
+}
+
+}  // namespace
+
+std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
+  std::vector<int> uses(g.values.size(), 0);
+  for (const ResolvedNode& n : g.nodes) {
+    for (const BoundArg& a : n.args) {
+      for (int v : a.values) ++uses[v];
+    }
+  }
+  for (int v : g.outputs) uses[v] += 2;  // Always leaves its group.
+  // Union-find over nodes: a fusible node joins the group of each fusible
+  // producer whose result only it reads.
+  std::vector<int> parent(g.nodes.size());
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](int x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  std::vector<bool> fusible(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    fusible[n] = Fusible(g, g.nodes[n]);
+    if (!fusible[n]) continue;
+    for (const BoundArg& a : g.nodes[n].args) {
+      if (a.kind != BoundArg::Kind::kTensor) continue;
+      const ValueInfo& v = g.values[a.values[0]];
+      if (v.source == ValueInfo::Source::kNode && fusible[v.index] &&
+          uses[a.values[0]] == 1) {
+        parent[find(v.index)] = find(static_cast<int>(n));
+      }
+    }
+  }
+  std::map<int, FusedGroup> by_root;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (fusible[n]) by_root[find(static_cast<int>(n))].nodes.push_back(n);
+  }
+  std::vector<FusedGroup> groups;
+  for (auto& [root, group] : by_root) {
+    if (group.nodes.size() < 2) continue;
+    group.output = g.nodes[group.nodes.back()].results[0];
+    std::vector<bool> inside(g.values.size(), false);
+    for (int n : group.nodes) inside[g.nodes[n].results[0]] = true;
+    for (int n : group.nodes) {
+      for (const BoundArg& a : g.nodes[n].args) {
+        if (a.kind != BoundArg::Kind::kTensor || inside[a.values[0]]) continue;
+        bool seen = false;
+        for (int v : group.inputs) seen |= v == a.values[0];
+        if (!seen) group.inputs.push_back(a.values[0]);
+      }
+    }
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+std::string GenerateKernels(const ResolvedGraph& g,
+                            const std::vector<FusedGroup>& groups) {
+  std::string out =
+      "// Generated by aotcache's native backend: one loop per group of\n"
+      "// elementwise nodes.\n"
+      "#include <cmath>\n#include <cstdint>\n\n";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const FusedGroup& group = groups[i];
+    const char* c = g.values[group.output].meta.dtype == v1::DTYPE_FLOAT64
+                        ? "double"
+                        : "float";
+    absl::StrAppend(&out, "extern \"C\" void aotcache_kernel_", i,
+                    "(const void* const* inputs, void* output, int64_t n) {\n",
+                    "  using C = ", c, ";\n");
+    std::map<int, std::string> names;
+    for (size_t k = 0; k < group.inputs.size(); ++k) {
+      names[group.inputs[k]] = absl::StrCat("in", k, "[i]");
+      absl::StrAppend(&out, "  const C* __restrict in", k,
+                      " = static_cast<const C*>(inputs[", k, "]);\n");
+    }
+    absl::StrAppend(&out,
+                    "  C* __restrict out = static_cast<C*>(output);\n"
+                    "#pragma omp simd\n"
+                    "  for (int64_t i = 0; i < n; ++i) {\n");
+    for (int n : group.nodes) {
+      const ResolvedNode& node = g.nodes[n];
+      const Formula& f = *FormulaOf(node);
+      std::string operands[2];
+      for (int k = 0; k < f.arity; ++k) {
+        const BoundArg& a = node.args[k];
+        // A number is converted to C first, as the kernel loads it.
+        operands[k] = a.is_number() ? absl::StrCat("static_cast<C>(",
+                                                   Literal(a.AsDouble()), ")")
+                                    : names[a.values[0]];
+      }
+      std::string alpha = node.args.size() > 2 && node.args[2].is_number()
+                              ? Literal(node.args[2].AsDouble())
+                              : "1.0";
+      std::string t = absl::StrCat("t", node.results[0]);
+      names[node.results[0]] = t;
+      absl::StrAppend(
+          &out, "    const C ", t, " = [](C a, C b, double alpha) {",
+          " (void)b; (void)alpha; return ", f.expr, "; }(", operands[0], ", ",
+          f.arity > 1 ? operands[1] : "C(0)", ", ", alpha, ");\n");
+    }
+    absl::StrAppend(&out, "    out[i] = ", names[group.output],
+                    ";\n  }\n}\n\n");
+  }
+  return out;
+}
+
+}  // namespace aotcache

@@ -1,0 +1,38 @@
+// Fusion for the native backend: groups of elementwise nodes computed in
+// one loop, and the C++ source of those loops.
+//
+// A group is a connected set of elementwise nodes (add, mul, sin, tanh,
+// sigmoid, ...) whose results and tensor arguments all have one shape and
+// one floating dtype and are contiguous, and whose intermediate results are
+// read only inside the group: only the last node's result (the sink) leaves
+// it. Each group becomes `extern "C" void aotcache_kernel_<i>(const void*
+// const* inputs, void* output, int64_t n)`, computing exactly what the
+// runtime's kernels compute (the same operations in the same types), in a
+// loop the compiler vectorizes.
+// Thread-safety: pure functions.
+#ifndef AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
+#define AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
+
+#include <string>
+#include <vector>
+
+#include "core/graph/resolved_graph.h"
+
+namespace aotcache {
+
+struct FusedGroup {
+  std::vector<int> nodes;   // Resolved node indices, in graph order.
+  std::vector<int> inputs;  // Value ids read from outside, in first use.
+  int output = -1;          // The sink's result (a value id).
+};
+
+// Groups of two or more nodes; a node is in at most one.
+std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& graph);
+
+// The C++ source of the groups' kernels, aotcache_kernel_<index>.
+std::string GenerateKernels(const ResolvedGraph& graph,
+                            const std::vector<FusedGroup>& groups);
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_

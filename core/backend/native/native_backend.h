@@ -1,0 +1,43 @@
+// NativeBackend: the reference program, with its groups of elementwise
+// nodes (fusion.h) computed by generated C++ loops that the host's C++
+// compiler turns into a shared object. The artifact carries the shared
+// object and its source; everything not fused runs on the runtime's kernels
+// as in a reference artifact. The backend's version, which enters the cache
+// key, names the compiler's version and flags (not its path).
+// Thread-safety: Compile is const and may be called from several threads.
+#ifndef AOTCACHE_CORE_BACKEND_NATIVE_NATIVE_BACKEND_H_
+#define AOTCACHE_CORE_BACKEND_NATIVE_NATIVE_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "core/backend/backend.h"
+#include "core/backend/native/host_compiler.h"
+
+namespace aotcache {
+
+class NativeBackend final : public Backend {
+ public:
+  // The flags for this machine's architecture when `options.flags` is
+  // empty. FailedPrecondition when the compiler does not run.
+  static absl::StatusOr<std::unique_ptr<NativeBackend>> Create(
+      HostCompilerOptions options = HostCompilerOptions());
+
+  absl::string_view name() const override { return "native"; }
+  absl::string_view version() const override { return version_; }
+  // Internal with the compiler's message when it fails; DeadlineExceeded
+  // past the compiler's timeout.
+  absl::StatusOr<v1::Artifact> Compile(const v1::Graph& graph,
+                                       const ArtifactSpec& spec) const override;
+
+ private:
+  NativeBackend(HostCompilerOptions options, std::string version)
+      : options_(std::move(options)), version_(std::move(version)) {}
+
+  const HostCompilerOptions options_;
+  const std::string version_;
+};
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_BACKEND_NATIVE_NATIVE_BACKEND_H_

@@ -1,0 +1,24 @@
+// The native backend's compiled kernels at run time: a shared object is
+// written once to a content-addressed directory (<data dir>/native/
+// <sha256>.so, re-hashed before use) and opened once per process. Handles
+// are never closed: kernels may run until the process exits.
+// Thread-safety: thread-safe.
+#ifndef AOTCACHE_CORE_RUNTIME_SHARED_OBJECTS_H_
+#define AOTCACHE_CORE_RUNTIME_SHARED_OBJECTS_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace aotcache {
+
+// The dlopen handle of the shared object `bytes`. FailedPrecondition when
+// it cannot be written or opened (the message says why).
+absl::StatusOr<void*> OpenSharedObject(const std::string& bytes);
+
+// The address of `symbol` in `handle`, or InvalidArgument.
+absl::StatusOr<void*> FindSymbol(void* handle, const std::string& symbol);
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_RUNTIME_SHARED_OBJECTS_H_

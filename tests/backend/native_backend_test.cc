@@ -1,0 +1,216 @@
+// The native backend against the reference backend: every traced scenario
+// graph (tests/fixtures/graphs) compiled by both, run by CompiledFunction on
+// the scenario's inputs, gives the same outputs, inputs after the call and
+// (training) gradients within float32 rtol 1e-5 / atol 1e-6 (float64
+// tighter); plus fusion, compiler errors and the backend's version.
+#include "core/backend/native/native_backend.h"
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+
+#include "core/analysis/analyze.h"
+#include "core/backend/compile_plan.h"
+#include "core/backend/reference_backend.h"
+#include "core/runtime/compiled_function.h"
+#include "core/runtime/strided.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/fixtures.h"
+#include "tests/testing/scoped_env.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/value_fixtures.h"
+
+namespace aotcache {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Loaded shared objects go to <data dir>/native: a temp dir, never the
+// real cache.
+class PrivateCacheEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    dir_ = std::make_unique<testing::TempDir>();
+    env_ = std::make_unique<testing::ScopedEnv>("XDG_CACHE_HOME", dir_->path());
+  }
+  void TearDown() override {
+    env_.reset();
+    dir_.reset();
+  }
+
+ private:
+  std::unique_ptr<testing::TempDir> dir_;
+  std::unique_ptr<testing::ScopedEnv> env_;
+};
+const auto* const kPrivateCache =
+    ::testing::AddGlobalTestEnvironment(new PrivateCacheEnvironment);
+
+const NativeBackend& Native() {
+  static const NativeBackend* backend = [] {
+    auto b = NativeBackend::Create();
+    EXPECT_TRUE(b.ok()) << b.status();
+    return b->release();
+  }();
+  return *backend;
+}
+
+struct Observed {
+  std::vector<Tensor> outputs, inputs_after;
+  std::vector<std::optional<Tensor>> grads;
+};
+
+// Deterministic tangents shaped as the metadata says.
+Tensor Tangent(const v1::TangentInfo& t, int salt) {
+  Meta m = MetaFromProto(t.meta());
+  Tensor out = Tensor::Contiguous(m.shape, m.dtype);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    StoreFrom<double>(out.storage_data(), m.dtype, i,
+                      std::sin(0.37 * static_cast<double>(i + salt)) + 0.25);
+  }
+  return out;
+}
+
+Observed RunWith(const Backend& backend, const CompilePlan& plan,
+                 const std::string& file) {
+  Observed run;
+  auto fw = CompileForward(plan, backend);
+  EXPECT_TRUE(fw.ok()) << fw.status();
+  if (!fw.ok()) return run;
+  auto function = CompiledFunction::Load(*fw, plan.metadata);
+  EXPECT_TRUE(function.ok()) << function.status();
+  if (!function.ok()) return run;
+  std::vector<Tensor> inputs = testing::LoadEagerRun(file).inputs;
+  auto result = (*function)->Forward(&inputs);
+  EXPECT_TRUE(result.ok()) << result.status();
+  if (!result.ok()) return run;
+  run.outputs = result->outputs;
+  run.inputs_after = inputs;
+  if (!plan.backward_graph.has_value()) return run;
+  auto bw = CompileBackward(plan, *fw, backend);
+  EXPECT_TRUE(bw.ok()) << bw.status();
+  if (!bw.ok() || !(*function)->AttachBackward(*bw).ok()) return run;
+  std::vector<Tensor> tangents;
+  const auto& vmd = plan.metadata.view_and_mutation();
+  for (int t = 0; t < vmd.tangents_size(); ++t) {
+    tangents.push_back(Tangent(vmd.tangents(t), t));
+  }
+  auto grads = (*function)->Backward(result->saved, tangents);
+  EXPECT_TRUE(grads.ok()) << grads.status();
+  if (grads.ok()) run.grads = grads->inputs;
+  return run;
+}
+
+class NativeMatchesReferenceTest
+    : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NativeMatchesReferenceTest, OutputsInputsAndGradients) {
+  const std::string file = GetParam();
+  if (testing::LoadEagerRun(file).uses_rng) GTEST_SKIP() << "random ops";
+  v1::Graph graph = testing::LoadGraphOrDie("graphs/" + file);
+  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  if (absl::IsUnimplemented(plan.status())) GTEST_SKIP() << plan.status();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  Observed want = RunWith(ReferenceBackend(), *plan, file);
+  Observed got = RunWith(Native(), *plan, file);
+  ASSERT_EQ(got.outputs.size(), want.outputs.size());
+  for (size_t j = 0; j < want.outputs.size(); ++j) {
+    EXPECT_EQ(testing::CompareValues(got.outputs[j], want.outputs[j]), "")
+        << "output " << j;
+  }
+  for (size_t i = 0; i < want.inputs_after.size(); ++i) {
+    EXPECT_EQ(testing::CompareValues(got.inputs_after[i], want.inputs_after[i]),
+              "")
+        << "input " << i;
+  }
+  ASSERT_EQ(got.grads.size(), want.grads.size());
+  for (size_t i = 0; i < want.grads.size(); ++i) {
+    ASSERT_EQ(got.grads[i].has_value(), want.grads[i].has_value()) << i;
+    if (want.grads[i].has_value()) {
+      EXPECT_EQ(testing::CompareValues(*got.grads[i], *want.grads[i]), "")
+          << "gradient " << i;
+    }
+  }
+}
+
+std::vector<std::string> ValueFixtureGraphs() {
+  std::vector<std::string> out;
+  for (const std::string& file : testing::FixtureGraphFiles()) {
+    if (std::ifstream(testing::FixturePath("values/" + file)))
+      out.push_back(file);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Traced, NativeMatchesReferenceTest,
+                         ::testing::ValuesIn(ValueFixtureGraphs()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name =
+                               info.param.substr(0, info.param.size() - 5);
+                           for (char& c : name) {
+                             if (!isalnum(static_cast<unsigned char>(c)))
+                               c = '_';
+                           }
+                           return name;
+                         });
+
+// A chain of elementwise ops becomes one kernel in one loop.
+TEST(NativeBackendTest, FusesAnElementwiseChainIntoOneLoop) {
+  v1::Graph graph = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [1000], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "y", "meta": {"shape": [1000], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "a", "op": "aten.sin.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "b", "op": "aten.mul.Tensor", "args": [{"node": "a"}, {"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "c", "op": "aten.tanh.default", "args": [{"node": "b"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d", "op": "aten.add.Tensor", "args": [{"node": "c"}, {"float": 0.5}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "e", "op": "aten.sigmoid.default", "args": [{"node": "d"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["e"]})json");
+  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto artifact = CompileForward(*plan, Native());
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  EXPECT_EQ(artifact->backend(), "native");
+  v1::NativeProgram native;
+  ASSERT_TRUE(native.ParseFromString(artifact->payload()));
+  ASSERT_EQ(native.kernels_size(), 1);
+  EXPECT_EQ(native.kernels(0).nodes_size(), 5);
+  EXPECT_THAT(native.source(), HasSubstr("#pragma omp simd"));
+  EXPECT_FALSE(native.shared_object().empty());
+}
+
+TEST(NativeBackendTest, ACompilerErrorCarriesTheCompilersMessage) {
+  HostCompilerOptions options;
+  options.flags = {"-fno-such-flag-for-aotcache"};
+  auto backend = NativeBackend::Create(options);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  v1::Graph graph = testing::LoadGraphOrDie("graphs/assorted_ops__nrg.json");
+  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
+  ASSERT_TRUE(a.ok());
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  ASSERT_TRUE(plan.ok());
+  auto artifact = CompileForward(*plan, **backend);
+  ASSERT_FALSE(artifact.ok());
+  EXPECT_TRUE(absl::IsInternal(artifact.status())) << artifact.status();
+  EXPECT_THAT(artifact.status().message(),
+              HasSubstr("no-such-flag-for-aotcache"));
+}
+
+TEST(NativeBackendTest, ItsVersionNamesTheCompilerNotItsPath) {
+  HostCompilerOptions by_name, by_path;
+  by_path.compiler = "/usr/bin/c++";
+  auto a = NativeBackend::Create(by_name);
+  auto b = NativeBackend::Create(by_path);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ((*a)->version(), (*b)->version());
+  EXPECT_THAT(std::string((*a)->version()), HasSubstr("-O3"));
+  EXPECT_THAT(std::string((*a)->version()), HasSubstr("12."));
+}
+
+}  // namespace
+}  // namespace aotcache
