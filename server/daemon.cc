@@ -4,7 +4,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
+#include "glog/logging.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
@@ -17,6 +19,25 @@ namespace {
 // Compiles, and waits on identical compiles in flight, run at most this many
 // at once; more queue.
 constexpr int kMaxCompileThreads = 64;
+
+// The backend `name` asks for; "auto" is native when the compiler runs.
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name) {
+  if (name == "reference") return std::make_unique<ReferenceBackend>();
+  if (name != "native" && name != "auto") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown backend '", name, "' (available: auto, native, reference)"));
+  }
+  HostCompilerOptions compiler;
+  const char* cxx = std::getenv("AOTCACHE_CXX");
+  if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
+  absl::StatusOr<std::unique_ptr<NativeBackend>> native =
+      NativeBackend::Create(compiler);
+  if (native.ok()) return std::unique_ptr<Backend>(*std::move(native));
+  if (name == "native") return native.status();
+  LOG(INFO) << "no C++ compiler (" << native.status().message()
+            << "): the reference backend";
+  return std::make_unique<ReferenceBackend>();
+}
 
 }  // namespace
 
@@ -47,9 +68,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   d->store_ = *std::move(store);
   Backend* backend = options.backend;
   if (backend == nullptr) {
-    d->backend_ = std::make_unique<ReferenceBackend>();
+    absl::StatusOr<std::unique_ptr<Backend>> made =
+        MakeBackend(options.backend_name);
+    if (!made.ok()) return made.status();
+    d->backend_ = *std::move(made);
     backend = d->backend_.get();
   }
+  d->backend_name_ = std::string(backend->name());
   CacheOptions cache_options;
   cache_options.limits.max_nodes = options.max_graph_nodes;
   d->cache_ = std::make_unique<Cache>(d->store_.get(), backend, cache_options);

@@ -1,5 +1,5 @@
 // Daemon: everything aotcached runs -- the store in the data dir, the cache,
-// the reference backend, and a gRPC server with CompileService,
+// the backend (native or reference), and a gRPC server with CompileService,
 // AdminService and the standard health service -- listening on the
 // configured address and, always, on a unix socket inside the data dir.
 // Start fails at once, with a clear message, when another daemon holds the
@@ -33,7 +33,10 @@ struct DaemonOptions {
   int64_t max_request_bytes = int64_t{64} << 20;
   int64_t max_graph_nodes = 100000;
   Durability durability = Durability::kWalNoSync;
-  Backend* backend = nullptr;  // Not owned; null: the reference backend.
+  // "auto": native when the C++ compiler ($AOTCACHE_CXX, else c++ on PATH)
+  // runs, else reference; "native"; "reference".
+  std::string backend_name = "auto";
+  Backend* backend = nullptr;  // Not owned; overrides backend_name.
 };
 
 class Daemon {
@@ -44,6 +47,8 @@ class Daemon {
 
   int port() const { return port_; }  // 0 when not listening on TCP.
   const std::string& socket_path() const { return socket_path_; }
+  // "native" or "reference".
+  absl::string_view backend_name() const { return backend_name_; }
   Cache& cache() { return *cache_; }
   // How long since the last call to any service.
   absl::Duration SinceLastCall() const { return call_clock_.SinceLastCall(); }
@@ -58,6 +63,7 @@ class Daemon {
   // Destroyed in reverse: the server stops before the cache and store go.
   std::unique_ptr<RocksDbStore> store_;
   std::unique_ptr<Backend> backend_;
+  std::string backend_name_;
   std::unique_ptr<Cache> cache_;
   CallClock call_clock_;
   std::unique_ptr<WorkerPool> workers_;

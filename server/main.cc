@@ -16,7 +16,9 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:0",
 ABSL_FLAG(std::string, data_dir, "",
           "store and socket directory (default $XDG_CACHE_HOME/aotcache, else "
           "~/.cache/aotcache)");
-ABSL_FLAG(std::string, backend, "reference", "the compiler backend");
+ABSL_FLAG(std::string, backend, "auto",
+          "the compiler backend: native, reference, or auto (native when the "
+          "C++ compiler, $AOTCACHE_CXX else c++, runs)");
 ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
           "largest request accepted");
 ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted, in nodes");
@@ -35,13 +37,8 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;  // systemd, containers and scripts/run read it.
-  if (absl::GetFlag(FLAGS_backend) != "reference") {
-    std::fprintf(stderr,
-                 "aotcached: unknown backend '%s' (available: reference)\n",
-                 absl::GetFlag(FLAGS_backend).c_str());
-    return 2;
-  }
   aotcache::DaemonOptions options;
+  options.backend_name = absl::GetFlag(FLAGS_backend);
   options.listen = absl::GetFlag(FLAGS_listen);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   if (options.data_dir.empty()) options.data_dir = aotcache::DefaultDataDir();
@@ -77,6 +74,7 @@ int main(int argc, char** argv) {
     std::printf("aotcached listening on unix:%s\n",
                 (*daemon)->socket_path().c_str());
   }
+  LOG(INFO) << "backend: " << (*daemon)->backend_name();
   std::fflush(stdout);
   const absl::Duration idle_exit =
       absl::Seconds(absl::GetFlag(FLAGS_idle_exit_seconds));

@@ -67,13 +67,14 @@ def aot_function(fn: Callable, *, server: Optional[str] = None,
     server: a gRPC target; None follows the embedded-default rule
       (AOTCACHE_SERVER, else the local daemon on the default data dir's
       unix socket, started if absent).
-    backend: None (the daemon's backend) or "reference".
+    backend: None: the daemon compiles with its backend (aotcached
+      --backend: native when it has a C++ compiler, else reference).
     fallback: None (an op aotcache lacks raises CompileError naming it) or
       "eager" (fn runs eagerly instead, with a warning).
     """
-    if backend not in (None, "reference"):
-        raise ValueError("backend must be None (the daemon's) or 'reference', not %r"
-                         % (backend,))
+    if backend is not None:
+        raise ValueError("backend: the daemon chooses (aotcached --backend); pass None, "
+                         "not %r" % (backend,))
     if fallback not in (None, "eager"):
         raise ValueError("fallback must be None or 'eager', not %r" % (fallback,))
     return AotFunction(fn, server, fallback)

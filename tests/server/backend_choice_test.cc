@@ -1,0 +1,56 @@
+// Which backend a daemon compiles with: native when the C++ compiler runs
+// ($AOTCACHE_CXX, else c++), reference otherwise, or the one asked for.
+#include "gtest/gtest.h"
+#include "server/daemon.h"
+#include "tests/testing/scoped_env.h"
+#include "tests/testing/temp_dir.h"
+
+namespace aotcache {
+namespace {
+
+using ::aotcache::testing::ScopedEnv;
+using ::aotcache::testing::TempDir;
+
+absl::StatusOr<std::unique_ptr<Daemon>> StartWith(const TempDir& dir,
+                                                  const std::string& backend) {
+  DaemonOptions options;
+  options.data_dir = dir.path();
+  options.listen = "";
+  options.backend_name = backend;
+  return Daemon::Start(options);
+}
+
+TEST(BackendChoiceTest, AutoIsNativeWhenTheCompilerRuns) {
+  TempDir dir;
+  ScopedEnv cxx("AOTCACHE_CXX", std::nullopt);
+  auto daemon = StartWith(dir, "auto");
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  EXPECT_EQ((*daemon)->backend_name(), "native");
+}
+
+TEST(BackendChoiceTest, AutoIsReferenceWithoutACompiler) {
+  TempDir dir;
+  ScopedEnv cxx("AOTCACHE_CXX", "/nonexistent/c++");
+  auto daemon = StartWith(dir, "auto");
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  EXPECT_EQ((*daemon)->backend_name(), "reference");
+}
+
+TEST(BackendChoiceTest, NativeWithoutACompilerIsAnErrorAndReferenceIsChosen) {
+  TempDir dir;
+  ScopedEnv cxx("AOTCACHE_CXX", "/nonexistent/c++");
+  auto native = StartWith(dir, "native");
+  EXPECT_TRUE(absl::IsFailedPrecondition(native.status())) << native.status();
+  auto reference = StartWith(dir, "reference");
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  EXPECT_EQ((*reference)->backend_name(), "reference");
+}
+
+TEST(BackendChoiceTest, AnUnknownBackendIsInvalidArgument) {
+  TempDir dir;
+  auto daemon = StartWith(dir, "quantum");
+  EXPECT_TRUE(absl::IsInvalidArgument(daemon.status())) << daemon.status();
+}
+
+}  // namespace
+}  // namespace aotcache
