@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "aotcache/v1/analysis.pb.h"
 #include "aotcache/v1/artifact.pb.h"
 #include "aotcache/v1/graph.pb.h"
 
@@ -20,6 +21,8 @@ struct ArtifactSpec {
   // inputs and outputs metas are filled in by the backend.
   v1::CallingConvention convention;
   std::string pairs_with;  // Backward: the forward's convention hash.
+  // Where the artifact will run (native code is built for its CPU level).
+  v1::Target target;
 };
 
 class Backend {

@@ -50,28 +50,35 @@ absl::StatusOr<CompilePlan> PlanCompilation(const Analysis& a) {
 }
 
 absl::StatusOr<v1::Artifact> CompileForward(const CompilePlan& plan,
-                                            const Backend& backend) {
-  return backend.Compile(plan.forward_graph, plan.forward_spec);
+                                            const Backend& backend,
+                                            const v1::Target& target) {
+  ArtifactSpec spec = plan.forward_spec;
+  spec.target = target;
+  return backend.Compile(plan.forward_graph, spec);
 }
 
 absl::StatusOr<v1::Artifact> CompileBackward(const CompilePlan& plan,
                                              const v1::Artifact& forward,
-                                             const Backend& backend) {
+                                             const Backend& backend,
+                                             const v1::Target& target) {
   if (!plan.backward_graph.has_value()) {
     return absl::FailedPreconditionError(
         "an inference-mode function has no backward");
   }
   return CompileBackwardGraph(*plan.backward_graph,
-                              plan.backward_spec.convention, forward, backend);
+                              plan.backward_spec.convention, forward, backend,
+                              target);
 }
 
 absl::StatusOr<v1::Artifact> CompileBackwardGraph(
     const v1::Graph& backward_graph, const v1::CallingConvention& roles,
-    const v1::Artifact& forward, const Backend& backend) {
+    const v1::Artifact& forward, const Backend& backend,
+    const v1::Target& target) {
   ArtifactSpec spec;
   spec.kind = v1::ARTIFACT_KIND_BACKWARD;
   spec.convention = roles;
   spec.pairs_with = forward.calling_convention_hash();
+  spec.target = target;
   return backend.Compile(backward_graph, spec);
 }
 

@@ -24,16 +24,20 @@ struct CompilePlan {
 
 absl::StatusOr<CompilePlan> PlanCompilation(const Analysis& analysis);
 
-absl::StatusOr<v1::Artifact> CompileForward(const CompilePlan& plan,
-                                            const Backend& backend);
+// `target`: where the artifacts will run (default: the baseline of the
+// backend's own architecture).
+absl::StatusOr<v1::Artifact> CompileForward(
+    const CompilePlan& plan, const Backend& backend,
+    const v1::Target& target = v1::Target());
 // `forward` is the artifact CompileForward made for the same plan.
-absl::StatusOr<v1::Artifact> CompileBackward(const CompilePlan& plan,
-                                             const v1::Artifact& forward,
-                                             const Backend& backend);
+absl::StatusOr<v1::Artifact> CompileBackward(
+    const CompilePlan& plan, const v1::Artifact& forward,
+    const Backend& backend, const v1::Target& target = v1::Target());
 // The same from what a cache entry keeps: the backward graph and its roles.
 absl::StatusOr<v1::Artifact> CompileBackwardGraph(
     const v1::Graph& backward_graph, const v1::CallingConvention& roles,
-    const v1::Artifact& forward, const Backend& backend);
+    const v1::Artifact& forward, const Backend& backend,
+    const v1::Target& target = v1::Target());
 
 }  // namespace aotcache
 

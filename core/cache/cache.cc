@@ -98,7 +98,7 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
   auto start = std::chrono::steady_clock::now();
   AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan, PlanCompilation(a.analysis));
   AOTCACHE_ASSIGN_OR_RETURN(v1::Artifact forward,
-                            CompileForward(plan, *backend_));
+                            CompileForward(plan, *backend_, request.target));
   double seconds = SecondsSince(start);
   CompileResult result;
   result.key = a.key;
@@ -233,7 +233,8 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
             "an inference-mode function has no backward");
       }
       AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan, PlanCompilation(a.analysis));
-      AOTCACHE_ASSIGN_OR_RETURN(forward, CompileForward(plan, *backend_));
+      AOTCACHE_ASSIGN_OR_RETURN(
+          forward, CompileForward(plan, *backend_, request->target));
       have_forward = true;
       v1::CacheEntry rebuilt;
       rebuilt.set_key(key);
@@ -274,7 +275,8 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
         AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(from_entry));
         AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan,
                                   PlanCompilation(a.analysis));
-        AOTCACHE_ASSIGN_OR_RETURN(forward, CompileForward(plan, *backend_));
+        AOTCACHE_ASSIGN_OR_RETURN(
+            forward, CompileForward(plan, *backend_, entry->target()));
         have_forward = true;
       }
     }
@@ -289,7 +291,8 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
     AOTCACHE_ASSIGN_OR_RETURN(
         compiled.artifact,
         CompileBackwardGraph(entry->backward_graph(),
-                             entry->backward_convention(), forward, *backend_));
+                             entry->backward_convention(), forward, *backend_,
+                             entry->target()));
     std::string bytes = DeterministicBytes(compiled.artifact);
     entry->set_backward_digest(Sha256Hex(bytes));
     entry->set_backward_bytes(static_cast<int64_t>(bytes.size()));

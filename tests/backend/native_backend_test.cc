@@ -12,6 +12,7 @@
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
 #include "core/backend/reference_backend.h"
+#include "core/key/host_target.h"
 #include "core/runtime/compiled_function.h"
 #include "core/runtime/strided.h"
 #include "gmock/gmock.h"
@@ -199,6 +200,31 @@ TEST(NativeBackendTest, ACompilerErrorCarriesTheCompilersMessage) {
   EXPECT_TRUE(absl::IsInternal(artifact.status())) << artifact.status();
   EXPECT_THAT(artifact.status().message(),
               HasSubstr("no-such-flag-for-aotcache"));
+}
+
+TEST(NativeBackendTest, BuildsForTheTargetsCpuLevelAndRefusesUnknownOnes) {
+  v1::Graph graph = testing::LoadGraphOrDie("graphs/assorted_ops__nrg.json");
+  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
+  ASSERT_TRUE(a.ok());
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  ASSERT_TRUE(plan.ok());
+  v1::Target target = HostTarget();
+  auto host = CompileForward(*plan, Native(), target);
+  ASSERT_TRUE(host.ok()) << host.status();
+  auto function = CompiledFunction::Load(*host, plan->metadata);
+  ASSERT_TRUE(function.ok()) << function.status();
+  std::vector<Tensor> inputs =
+      testing::LoadEagerRun("assorted_ops__nrg.json").inputs;
+  EXPECT_TRUE((*function)->Forward(&inputs).ok());
+
+  target.set_cpu("x86-64-v9 -fplugin=evil.so");
+  auto bad = CompileForward(*plan, Native(), target);
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+  EXPECT_THAT(bad.status().message(), HasSubstr("target.cpu"));
+  target = HostTarget();
+  target.set_arch("riscv64");
+  auto other = CompileForward(*plan, Native(), target);
+  EXPECT_TRUE(absl::IsFailedPrecondition(other.status())) << other.status();
 }
 
 TEST(NativeBackendTest, ItsVersionNamesTheCompilerNotItsPath) {

@@ -31,14 +31,14 @@ constexpr Formula kFormulas[] = {
     {"aten.neg.default", 1, "static_cast<C>(-a)"},
     {"aten.abs.default", 1, "static_cast<C>(a < 0 ? -a : a)"},
     {"aten.relu.default", 1, "static_cast<C>(a != a ? a : (a > 0 ? a : C(0)))"},
-    {"aten.exp.default", 1, "static_cast<C>(std::exp(a))"},
-    {"aten.log.default", 1, "static_cast<C>(std::log(a))"},
-    {"aten.sin.default", 1, "static_cast<C>(std::sin(a))"},
-    {"aten.cos.default", 1, "static_cast<C>(std::cos(a))"},
-    {"aten.tanh.default", 1, "static_cast<C>(std::tanh(a))"},
-    {"aten.sigmoid.default", 1, "static_cast<C>(C(1) / (C(1) + std::exp(-a)))"},
-    {"aten.sqrt.default", 1, "static_cast<C>(std::sqrt(a))"},
-    {"aten.rsqrt.default", 1, "static_cast<C>(C(1) / std::sqrt(a))"},
+    {"aten.exp.default", 1, "static_cast<C>(vm::exp(a))"},
+    {"aten.log.default", 1, "static_cast<C>(vm::log(a))"},
+    {"aten.sin.default", 1, "static_cast<C>(vm::sin(a))"},
+    {"aten.cos.default", 1, "static_cast<C>(vm::cos(a))"},
+    {"aten.tanh.default", 1, "static_cast<C>(vm::tanh(a))"},
+    {"aten.sigmoid.default", 1, "static_cast<C>(C(1) / (C(1) + vm::exp(-a)))"},
+    {"aten.sqrt.default", 1, "static_cast<C>(vm::sqrt(a))"},
+    {"aten.rsqrt.default", 1, "static_cast<C>(C(1) / vm::sqrt(a))"},
     {"aten.maximum.default", 2,
      "static_cast<C>(a != a ? a : (b != b ? b : (a > b ? a : b)))"},
     {"aten.minimum.default", 2,
@@ -78,6 +78,48 @@ bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
   return true;
 }
 
+// The math functions, declared with their OpenMP SIMD variants so that the
+// loops vectorize through glibc's libmvec (link -lmvec; GCC's builtins, and
+// its merging of sin and cos into scalar sincos, are turned off by flags).
+constexpr char kVectorMath[] = R"(extern "C" {
+#pragma omp declare simd notinbranch
+float expf(float);
+#pragma omp declare simd notinbranch
+float logf(float);
+#pragma omp declare simd notinbranch
+float sinf(float);
+#pragma omp declare simd notinbranch
+float cosf(float);
+#pragma omp declare simd notinbranch
+float tanhf(float);
+#pragma omp declare simd notinbranch
+double exp(double);
+#pragma omp declare simd notinbranch
+double log(double);
+#pragma omp declare simd notinbranch
+double sin(double);
+#pragma omp declare simd notinbranch
+double cos(double);
+#pragma omp declare simd notinbranch
+double tanh(double);
+}
+namespace vm {
+inline float exp(float x) { return expf(x); }
+inline float log(float x) { return logf(x); }
+inline float sin(float x) { return sinf(x); }
+inline float cos(float x) { return cosf(x); }
+inline float tanh(float x) { return tanhf(x); }
+inline float sqrt(float x) { return __builtin_sqrtf(x); }
+inline double exp(double x) { return ::exp(x); }
+inline double log(double x) { return ::log(x); }
+inline double sin(double x) { return ::sin(x); }
+inline double cos(double x) { return ::cos(x); }
+inline double tanh(double x) { return ::tanh(x); }
+inline double sqrt(double x) { return __builtin_sqrt(x); }
+}  // namespace vm
+
+)";
+
 std::string Literal(double x) {
   if (std::isnan(x)) return "__builtin_nan(\"\")";
   if (std::isinf(x)) return x > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
@@ -87,15 +129,9 @@ std::string Literal(double x) {
 }  // namespace
 
 std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
-  std::vector<int> uses(g.values.size(), 0);
-  for (const ResolvedNode& n : g.nodes) {
-    for (const BoundArg& a : n.args) {
-      for (int v : a.values) ++uses[v];
-    }
-  }
-  for (int v : g.outputs) uses[v] += 2;  // Always leaves its group.
-  // Union-find over nodes: a fusible node joins the group of each fusible
-  // producer whose result only it reads.
+  // Union-find over nodes: a fusible producer joins the group of its
+  // consumers when they are all fusible and in one group (first the single
+  // readers, then, to a fixed point, values read several times in a group).
   std::vector<int> parent(g.nodes.size());
   std::iota(parent.begin(), parent.end(), 0);
   auto find = [&](int x) {
@@ -103,15 +139,26 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     return x;
   };
   std::vector<bool> fusible(g.nodes.size());
+  std::vector<std::vector<int>> readers(g.values.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     fusible[n] = Fusible(g, g.nodes[n]);
-    if (!fusible[n]) continue;
     for (const BoundArg& a : g.nodes[n].args) {
-      if (a.kind != BoundArg::Kind::kTensor) continue;
-      const ValueInfo& v = g.values[a.values[0]];
-      if (v.source == ValueInfo::Source::kNode && fusible[v.index] &&
-          uses[a.values[0]] == 1) {
-        parent[find(v.index)] = find(static_cast<int>(n));
+      for (int v : a.values) readers[v].push_back(static_cast<int>(n));
+    }
+  }
+  std::vector<bool> is_output(g.values.size(), false);
+  for (int v : g.outputs) is_output[v] = true;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t p = 0; p < g.nodes.size(); ++p) {
+      const int v = g.nodes[p].results[0];
+      if (!fusible[p] || is_output[v] || readers[v].empty()) continue;
+      const int group = find(readers[v][0]);
+      bool one_group = true;
+      for (int r : readers[v]) one_group &= fusible[r] && find(r) == group;
+      if (one_group && find(static_cast<int>(p)) != group) {
+        parent[find(static_cast<int>(p))] = group;
+        changed = true;
       }
     }
   }
@@ -140,10 +187,11 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
 
 std::string GenerateKernels(const ResolvedGraph& g,
                             const std::vector<FusedGroup>& groups) {
-  std::string out =
+  std::string out = absl::StrCat(
       "// Generated by aotcache's native backend: one loop per group of\n"
       "// elementwise nodes.\n"
-      "#include <cmath>\n#include <cstdint>\n\n";
+      "#include <cstdint>\n\n",
+      kVectorMath);
   for (size_t i = 0; i < groups.size(); ++i) {
     const FusedGroup& group = groups[i];
     const char* c = g.values[group.output].meta.dtype == v1::DTYPE_FLOAT64

@@ -1,5 +1,6 @@
 #include "core/backend/native/native_backend.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/backend/native/fusion.h"
@@ -12,24 +13,74 @@ namespace aotcache {
 namespace {
 
 // Bumped whenever generated code changes for the same graph.
-constexpr char kCodegenVersion[] = "1";
+constexpr char kCodegenVersion[] = "2";
 
 std::vector<std::string> DefaultFlags() {
   // IEEE semantics kept: no -ffast-math. The loops vectorize with OpenMP
-  // SIMD; math functions do not set errno.
-  std::vector<std::string> flags = {"-O3", "-fopenmp-simd", "-fno-math-errno",
-                                    "-std=c++17"};
+  // SIMD, math functions through libmvec (fusion.cc); without the builtins
+  // GCC would merge sin and cos into a scalar sincos.
+  std::vector<std::string> flags = {"-O3",
+                                    "-fopenmp-simd",
+                                    "-fno-math-errno",
+                                    "-std=c++17",
+                                    "-fno-builtin-sin",
+                                    "-fno-builtin-cos",
+                                    "-fno-builtin-sinf",
+                                    "-fno-builtin-cosf"};
 #if defined(__x86_64__)
-  flags.push_back("-march=x86-64-v2");  // Until the target names its CPU.
+  flags.push_back("-march=x86-64");  // Replaced by the target's CPU level.
 #endif
   return flags;
+}
+
+#if defined(__x86_64__)
+constexpr char kHostArch[] = "x86_64";
+constexpr const char* kCpuLevels[] = {"x86-64", "x86-64-v2", "x86-64-v3",
+                                      "x86-64-v4"};
+#else
+constexpr char kHostArch[] = "aarch64";
+constexpr const char* kCpuLevels[] = {"armv8-a"};
+#endif
+
+// The options for `target`: its CPU level as -march. InvalidArgument for a
+// level this backend does not know (the value reaches a command line).
+absl::StatusOr<HostCompilerOptions> ForTarget(HostCompilerOptions options,
+                                              const v1::Target& target) {
+  if (!target.arch().empty() && target.arch() != kHostArch) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the native backend here builds for ", kHostArch,
+                     ", not for target.arch '", target.arch(), "'"));
+  }
+  if (target.cpu().empty()) return options;
+  bool known = false;
+  for (const char* level : kCpuLevels) known |= target.cpu() == level;
+  if (!known) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("target.cpu '", target.cpu(),
+                     "' is not one of: ", absl::StrJoin(kCpuLevels, ", ")));
+  }
+  for (std::string& flag : options.flags) {
+    if (absl::StartsWith(flag, "-march=")) flag = "-march=" + target.cpu();
+  }
+  return options;
+}
+
+std::vector<std::string> DefaultLibraries() {
+#if defined(__x86_64__)
+  return {"-lmvec"};  // glibc's vector math.
+#else
+  return {};
+#endif
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NativeBackend>> NativeBackend::Create(
     HostCompilerOptions options) {
-  if (options.flags.empty()) options.flags = DefaultFlags();
+  if (options.flags.empty()) {
+    options.flags = DefaultFlags();
+    options.libraries = DefaultLibraries();
+  }
   AOTCACHE_ASSIGN_OR_RETURN(std::string compiler,
                             HostCompilerVersion(options.compiler));
   std::string version = absl::StrCat(kCodegenVersion, "; ", compiler, "; ",
@@ -50,6 +101,8 @@ absl::StatusOr<v1::Artifact> NativeBackend::Compile(
   AOTCACHE_ASSIGN_OR_RETURN(
       ResolvedGraph resolved,
       ValidateGraph(native.program().graph(), InternalGraphLimits()));
+  AOTCACHE_ASSIGN_OR_RETURN(HostCompilerOptions options,
+                            ForTarget(options_, spec.target));
   std::vector<FusedGroup> groups = FindFusedGroups(resolved);
   if (!groups.empty()) {
     // A group reads its inputs when its last node runs, later than the
@@ -60,7 +113,7 @@ absl::StatusOr<v1::Artifact> NativeBackend::Compile(
     program->clear_slot_bytes();
     native.set_source(GenerateKernels(resolved, groups));
     AOTCACHE_ASSIGN_OR_RETURN(*native.mutable_shared_object(),
-                              CompileSharedObject(native.source(), options_));
+                              CompileSharedObject(native.source(), options));
     for (size_t i = 0; i < groups.size(); ++i) {
       v1::NativeProgram::Kernel* k = native.add_kernels();
       k->set_symbol(absl::StrCat("aotcache_kernel_", i));
