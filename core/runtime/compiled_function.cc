@@ -22,6 +22,7 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> LoadNative(
       f.nodes.assign(k.nodes().begin(), k.nodes().end());
       f.inputs.assign(k.inputs().begin(), k.inputs().end());
       f.output = k.output();
+      f.any_layout = k.any_layout();
       AOTCACHE_ASSIGN_OR_RETURN(void* fn, FindSymbol(handle, k.symbol()));
       f.fn = reinterpret_cast<decltype(f.fn)>(fn);
       fused.push_back(std::move(f));

@@ -117,8 +117,9 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
             "a fused kernel reads an unknown value");
       }
       const Meta& m = g.values[v].meta;
-      if (m.dtype != out.dtype || m.numel() != out.numel() ||
-          !m.IsContiguous() || !out.IsContiguous()) {
+      if (f.any_layout ? m.dtype != out.dtype
+                       : m.dtype != out.dtype || m.numel() != out.numel() ||
+                             !m.IsContiguous() || !out.IsContiguous()) {
         return absl::InvalidArgumentError("a fused kernel's operands differ");
       }
     }

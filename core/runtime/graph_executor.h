@@ -35,6 +35,9 @@ class GraphExecutor {
     std::vector<int> nodes;
     std::vector<int> inputs;
     int output = -1;
+    // Generated for the operands' layouts (a matrix product), not
+    // elementwise over contiguous operands.
+    bool any_layout = false;
     void (*fn)(const void* const* inputs, void* output, int64_t n) = nullptr;
   };
   // `program` with the groups of `fused` run by their kernels.

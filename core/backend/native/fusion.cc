@@ -102,6 +102,11 @@ double sin(double);
 double cos(double);
 #pragma omp declare simd notinbranch
 double tanh(double);
+// CBLAS (OpenBLAS): row-major 101, no transpose 111, transpose 112.
+void cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
+                 const float*, int, float, float*, int);
+void cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
+                 const double*, int, double, double*, int);
 }
 namespace vm {
 inline float exp(float x) { return expf(x); }
@@ -124,6 +129,83 @@ std::string Literal(double x) {
   if (std::isnan(x)) return "__builtin_nan(\"\")";
   if (std::isinf(x)) return x > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
   return absl::StrFormat("%.17g", x);
+}
+
+// A 2-D operand BLAS can read: row-major (stride 1 across columns) or
+// column-major (transposed). Its transpose flag and leading dimension.
+bool BlasOperand(const Meta& m, bool* transposed, int64_t* ld) {
+  if (m.shape.size() != 2) return false;
+  if (m.stride[1] == 1 && m.stride[0] >= std::max<int64_t>(m.shape[1], 1)) {
+    *transposed = false;
+    *ld = m.stride[0];
+    return true;
+  }
+  if (m.stride[0] == 1 && m.stride[1] >= std::max<int64_t>(m.shape[0], 1)) {
+    *transposed = true;
+    *ld = m.stride[1];
+    return true;
+  }
+  return false;
+}
+
+// mm(a, b) or addmm(bias, a, b, beta, alpha) over floating matrices BLAS
+// can read, into a contiguous result; bias [N] or [M, N], contiguous.
+bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
+  const std::string& op = node.op->qualified_name;
+  const bool addmm = op == "aten.addmm.default";
+  if (op != "aten.mm.default" && !addmm) return false;
+  const Meta& out = g.values[node.results[0]].meta;
+  if (!IsFloating(out.dtype) || !out.IsContiguous() || out.offset != 0) {
+    return false;
+  }
+  const int first = addmm ? 1 : 0;
+  for (int k = 0; k < (addmm ? 3 : 2); ++k) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return false;
+    const Meta& m = g.values[node.args[k].values[0]].meta;
+    if (m.dtype != out.dtype) return false;
+    bool t;
+    int64_t ld;
+    if (k >= first && !BlasOperand(m, &t, &ld)) return false;
+    if (k < first) {  // The bias.
+      bool row = m.shape.size() == 1 && m.shape[0] == out.shape[1];
+      if ((!row && m.shape != out.shape) || !m.IsContiguous()) return false;
+    }
+  }
+  return !addmm || (node.args[3].is_number() && node.args[4].is_number());
+}
+
+std::string Gemm(const ResolvedGraph& g, const ResolvedNode& node) {
+  const bool addmm = node.op->qualified_name == "aten.addmm.default";
+  const Meta& out = g.values[node.results[0]].meta;
+  const Meta& a = g.values[node.args[addmm ? 1 : 0].values[0]].meta;
+  const Meta& b = g.values[node.args[addmm ? 2 : 1].values[0]].meta;
+  bool ta, tb;
+  int64_t lda, ldb;
+  BlasOperand(a, &ta, &lda);
+  BlasOperand(b, &tb, &ldb);
+  const int64_t m = out.shape[0], n = out.shape[1], k = a.shape[1];
+  std::string body;
+  double beta = 0, alpha = 1;
+  const int in_a = addmm ? 1 : 0;
+  if (addmm) {
+    beta = node.args[3].AsDouble();
+    alpha = node.args[4].AsDouble();
+    const Meta& bias = g.values[node.args[0].values[0]].meta;
+    absl::StrAppend(
+        &body, "  const C* bias = static_cast<const C*>(inputs[0]);\n",
+        "  for (int64_t i = 0; i < ", m, "; ++i)\n",
+        "    for (int64_t j = 0; j < ", n, "; ++j)\n", "      out[i * ", n,
+        " + j] = bias[",
+        bias.shape.size() == 1 ? "j" : absl::StrCat("i * ", n, " + j"), "];\n");
+  }
+  const bool f64 = out.dtype == v1::DTYPE_FLOAT64;
+  absl::StrAppend(&body, "  ", f64 ? "cblas_dgemm" : "cblas_sgemm", "(101, ",
+                  ta ? 112 : 111, ", ", tb ? 112 : 111, ", ", m, ", ", n, ", ",
+                  k, ", ", Literal(alpha), ", static_cast<const C*>(inputs[",
+                  in_a, "]), ", lda, ", static_cast<const C*>(inputs[",
+                  in_a + 1, "]), ", ldb, ", ", addmm ? Literal(beta) : "0.0",
+                  ", out, ", n, ");\n");
+  return body;
 }
 
 }  // namespace
@@ -182,6 +264,19 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     }
     groups.push_back(std::move(group));
   }
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ResolvedNode& node = g.nodes[n];
+    if (!BlasMatmul(g, node)) continue;
+    FusedGroup group;
+    group.matmul = true;
+    group.nodes = {static_cast<int>(n)};
+    for (const BoundArg& a : node.args) {
+      if (a.kind == BoundArg::Kind::kTensor)
+        group.inputs.push_back(a.values[0]);
+    }
+    group.output = node.results[0];
+    groups.push_back(std::move(group));
+  }
   return groups;
 }
 
@@ -200,6 +295,11 @@ std::string GenerateKernels(const ResolvedGraph& g,
     absl::StrAppend(&out, "extern \"C\" void aotcache_kernel_", i,
                     "(const void* const* inputs, void* output, int64_t n) {\n",
                     "  using C = ", c, ";\n");
+    if (group.matmul) {
+      absl::StrAppend(&out, "  (void)n;\n  C* out = static_cast<C*>(output);\n",
+                      Gemm(g, g.nodes[group.nodes[0]]), "}\n\n");
+      continue;
+    }
     std::map<int, std::string> names;
     for (size_t k = 0; k < group.inputs.size(); ++k) {
       names[group.inputs[k]] = absl::StrCat("in", k, "[i]");

@@ -8,7 +8,8 @@
 // it. Each group becomes `extern "C" void aotcache_kernel_<i>(const void*
 // const* inputs, void* output, int64_t n)`, computing exactly what the
 // runtime's kernels compute (the same operations in the same types), in a
-// loop the compiler vectorizes.
+// loop the compiler vectorizes. Matrix products (mm, addmm) become calls to
+// OpenBLAS's cblas_sgemm/dgemm (link -lopenblas).
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
@@ -24,9 +25,13 @@ struct FusedGroup {
   std::vector<int> nodes;   // Resolved node indices, in graph order.
   std::vector<int> inputs;  // Value ids read from outside, in first use.
   int output = -1;          // The sink's result (a value id).
+  // One mm or addmm node through BLAS (cblas_?gemm), generated for its
+  // operands' layouts: each a row- or column-major matrix.
+  bool matmul = false;
 };
 
-// Groups of two or more nodes; a node is in at most one.
+// Elementwise groups of two or more nodes, and matrix products; a node is
+// in at most one group.
 std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& graph);
 
 // The C++ source of the groups' kernels, aotcache_kernel_<index>.

@@ -9,11 +9,13 @@
 #include "core/graph/validate.h"
 #include "core/status_macros.h"
 
+extern "C" char* openblas_get_config(void);  // OpenBLAS's cblas.h.
+
 namespace aotcache {
 namespace {
 
 // Bumped whenever generated code changes for the same graph.
-constexpr char kCodegenVersion[] = "2";
+constexpr char kCodegenVersion[] = "3";
 
 std::vector<std::string> DefaultFlags() {
   // IEEE semantics kept: no -ffast-math. The loops vectorize with OpenMP
@@ -67,9 +69,9 @@ absl::StatusOr<HostCompilerOptions> ForTarget(HostCompilerOptions options,
 
 std::vector<std::string> DefaultLibraries() {
 #if defined(__x86_64__)
-  return {"-lmvec"};  // glibc's vector math.
+  return {"-lopenblas", "-lmvec"};  // OpenBLAS; glibc's vector math.
 #else
-  return {};
+  return {"-lopenblas"};
 #endif
 }
 
@@ -120,6 +122,7 @@ absl::StatusOr<v1::Artifact> NativeBackend::Compile(
       for (int n : groups[i].nodes) k->add_nodes(n);
       for (int v : groups[i].inputs) k->add_inputs(v);
       k->set_output(groups[i].output);
+      k->set_any_layout(groups[i].matmul);
     }
   }
   artifact.set_backend(std::string(name()));
