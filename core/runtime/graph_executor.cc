@@ -117,9 +117,15 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
             "a fused kernel reads an unknown value");
       }
       const Meta& m = g.values[v].meta;
-      if (f.any_layout ? m.dtype != out.dtype
-                       : m.dtype != out.dtype || m.numel() != out.numel() ||
-                             !m.IsContiguous() || !out.IsContiguous()) {
+      bool scalar_like = m.numel() == 1;
+      if (!scalar_like) {
+        scalar_like = true;
+        for (int64_t s : m.stride) scalar_like &= s == 0;
+      }
+      const bool elementwise_ok =
+          out.IsContiguous() &&
+          (scalar_like || (m.numel() == out.numel() && m.IsContiguous()));
+      if (m.dtype != out.dtype || (!f.any_layout && !elementwise_ok)) {
         return absl::InvalidArgumentError("a fused kernel's operands differ");
       }
     }

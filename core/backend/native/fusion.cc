@@ -56,8 +56,18 @@ bool IsFloating(DType d) {
   return d == v1::DTYPE_FLOAT32 || d == v1::DTYPE_FLOAT64;
 }
 
-// The node computes elementwise over contiguous operands of its result's
-// shape and dtype (or plain numbers).
+// An operand every element of which is its first: one element, or all
+// strides zero (an expanded scalar, such as the gradient of a sum).
+bool ScalarLike(const Meta& m) {
+  if (m.numel() == 1) return true;
+  for (int64_t s : m.stride) {
+    if (s != 0) return false;
+  }
+  return true;
+}
+
+// The node computes elementwise over operands of its result's dtype that
+// are contiguous with its shape, or scalar-like, or plain numbers.
 bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
   const Formula* f = FormulaOf(node);
   if (f == nullptr || node.results.size() != 1) return false;
@@ -70,8 +80,9 @@ bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
     if (a.is_number()) continue;
     if (a.kind != BoundArg::Kind::kTensor) return false;
     const Meta& m = g.values[a.values[0]].meta;
-    if (m.shape != out.shape || m.dtype != out.dtype || !m.IsContiguous() ||
-        m.offset != 0) {
+    if (m.dtype != out.dtype) return false;
+    if (ScalarLike(m)) continue;
+    if (m.shape != out.shape || !m.IsContiguous() || m.offset != 0) {
       return false;
     }
   }
@@ -302,7 +313,10 @@ std::string GenerateKernels(const ResolvedGraph& g,
     }
     std::map<int, std::string> names;
     for (size_t k = 0; k < group.inputs.size(); ++k) {
-      names[group.inputs[k]] = absl::StrCat("in", k, "[i]");
+      const bool scalar = ScalarLike(g.values[group.inputs[k]].meta) &&
+                          g.values[group.inputs[k]].meta.numel() !=
+                              g.values[group.output].meta.numel();
+      names[group.inputs[k]] = absl::StrCat("in", k, scalar ? "[0]" : "[i]");
       absl::StrAppend(&out, "  const C* __restrict in", k,
                       " = static_cast<const C*>(inputs[", k, "]);\n");
     }
