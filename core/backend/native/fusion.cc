@@ -261,7 +261,7 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   }
   std::vector<FusedGroup> groups;
   for (auto& [root, group] : by_root) {
-    if (group.nodes.size() < 2) continue;
+    if (group.nodes.empty()) continue;
     group.output = g.nodes[group.nodes.back()].results[0];
     std::vector<bool> inside(g.values.size(), false);
     for (int n : group.nodes) inside[g.nodes[n].results[0]] = true;

@@ -30,8 +30,8 @@ struct FusedGroup {
   bool matmul = false;
 };
 
-// Elementwise groups of two or more nodes, and matrix products; a node is
-// in at most one group.
+// Elementwise groups (a single node too: one vectorized loop) and matrix
+// products; a node is in at most one group.
 std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& graph);
 
 // The C++ source of the groups' kernels, aotcache_kernel_<index>.
