@@ -125,7 +125,7 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
       const bool elementwise_ok =
           out.IsContiguous() &&
           (scalar_like || (m.numel() == out.numel() && m.IsContiguous()));
-      if (m.dtype != out.dtype || (!f.any_layout && !elementwise_ok)) {
+      if (f.any_layout ? m.dtype != out.dtype : !elementwise_ok) {
         return absl::InvalidArgumentError("a fused kernel's operands differ");
       }
     }

@@ -18,6 +18,13 @@ struct Formula {
   const char* op;
   int arity;
   const char* expr;
+  // The operands' type in the expression: the result's (as the kernels load
+  // them), double (comparisons), or where's (bool, then the result's).
+  enum class Operands {
+    kAsResult,
+    kAsDouble,
+    kWhere
+  } operands = Operands::kAsResult;
 };
 constexpr Formula kFormulas[] = {
     {"aten.add.Tensor", 2, "static_cast<C>(a + alpha * b)"},
@@ -43,7 +50,44 @@ constexpr Formula kFormulas[] = {
      "static_cast<C>(a != a ? a : (b != b ? b : (a > b ? a : b)))"},
     {"aten.minimum.default", 2,
      "static_cast<C>(a != a ? a : (b != b ? b : (a < b ? a : b)))"},
+    {"aten.eq.Tensor", 2, "static_cast<C>(a == b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.eq.Scalar", 2, "static_cast<C>(a == b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.ne.Tensor", 2, "static_cast<C>(a != b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.ne.Scalar", 2, "static_cast<C>(a != b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.lt.Tensor", 2, "static_cast<C>(a < b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.lt.Scalar", 2, "static_cast<C>(a < b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.le.Tensor", 2, "static_cast<C>(a <= b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.le.Scalar", 2, "static_cast<C>(a <= b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.gt.Tensor", 2, "static_cast<C>(a > b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.gt.Scalar", 2, "static_cast<C>(a > b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.ge.Tensor", 2, "static_cast<C>(a >= b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.ge.Scalar", 2, "static_cast<C>(a >= b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.where.self", 3, "static_cast<C>(c ? a : b)",
+     Formula::Operands::kWhere},
 };
+
+const char* TypeName(DType d) {
+  switch (d) {
+    case v1::DTYPE_FLOAT64:
+      return "double";
+    case v1::DTYPE_BOOL:
+      return "bool";
+    default:
+      return "float";
+  }
+}
 
 const Formula* FormulaOf(const ResolvedNode& node) {
   for (const Formula& f : kFormulas) {
@@ -66,13 +110,16 @@ bool ScalarLike(const Meta& m) {
   return true;
 }
 
-// The node computes elementwise over operands of its result's dtype that
-// are contiguous with its shape, or scalar-like, or plain numbers.
+// The node computes elementwise over float or bool operands that are
+// contiguous with its result's shape, or scalar-like, or plain numbers; a
+// comparison's result is bool, any other's floating.
 bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
   const Formula* f = FormulaOf(node);
   if (f == nullptr || node.results.size() != 1) return false;
   const Meta& out = g.values[node.results[0]].meta;
-  if (!IsFloating(out.dtype) || !out.IsContiguous() || out.offset != 0) {
+  const bool compare = f->operands == Formula::Operands::kAsDouble;
+  if ((compare ? out.dtype != v1::DTYPE_BOOL : !IsFloating(out.dtype)) ||
+      !out.IsContiguous() || out.offset != 0) {
     return false;
   }
   for (int k = 0; k < f->arity; ++k) {
@@ -80,7 +127,7 @@ bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
     if (a.is_number()) continue;
     if (a.kind != BoundArg::Kind::kTensor) return false;
     const Meta& m = g.values[a.values[0]].meta;
-    if (m.dtype != out.dtype) return false;
+    if (!IsFloating(m.dtype) && m.dtype != v1::DTYPE_BOOL) return false;
     if (ScalarLike(m)) continue;
     if (m.shape != out.shape || !m.IsContiguous() || m.offset != 0) {
       return false;
@@ -300,9 +347,7 @@ std::string GenerateKernels(const ResolvedGraph& g,
       kVectorMath);
   for (size_t i = 0; i < groups.size(); ++i) {
     const FusedGroup& group = groups[i];
-    const char* c = g.values[group.output].meta.dtype == v1::DTYPE_FLOAT64
-                        ? "double"
-                        : "float";
+    const char* c = TypeName(g.values[group.output].meta.dtype);
     absl::StrAppend(&out, "extern \"C\" void aotcache_kernel_", i,
                     "(const void* const* inputs, void* output, int64_t n) {\n",
                     "  using C = ", c, ";\n");
@@ -317,8 +362,9 @@ std::string GenerateKernels(const ResolvedGraph& g,
                           g.values[group.inputs[k]].meta.numel() !=
                               g.values[group.output].meta.numel();
       names[group.inputs[k]] = absl::StrCat("in", k, scalar ? "[0]" : "[i]");
-      absl::StrAppend(&out, "  const C* __restrict in", k,
-                      " = static_cast<const C*>(inputs[", k, "]);\n");
+      const char* t = TypeName(g.values[group.inputs[k]].meta.dtype);
+      absl::StrAppend(&out, "  const ", t, "* __restrict in", k,
+                      " = static_cast<const ", t, "*>(inputs[", k, "]);\n");
     }
     absl::StrAppend(&out,
                     "  C* __restrict out = static_cast<C*>(output);\n"
@@ -327,23 +373,42 @@ std::string GenerateKernels(const ResolvedGraph& g,
     for (int n : group.nodes) {
       const ResolvedNode& node = g.nodes[n];
       const Formula& f = *FormulaOf(node);
-      std::string operands[2];
+      const char* r = TypeName(g.values[node.results[0]].meta.dtype);
+      // Each operand converted as the runtime's kernel loads it.
+      std::vector<std::string> types(3, r);
+      if (f.operands == Formula::Operands::kAsDouble) {
+        types = {"double", "double", "double"};
+      } else if (f.operands == Formula::Operands::kWhere) {
+        types[0] = "bool";
+      }
+      std::vector<std::string> operands;
       for (int k = 0; k < f.arity; ++k) {
         const BoundArg& a = node.args[k];
-        // A number is converted to C first, as the kernel loads it.
-        operands[k] = a.is_number() ? absl::StrCat("static_cast<C>(",
-                                                   Literal(a.AsDouble()), ")")
-                                    : names[a.values[0]];
+        // A number is converted as the kernel loads it.
+        std::string v =
+            a.is_number() ? Literal(a.AsDouble()) : names[a.values[0]];
+        operands.push_back(
+            absl::StrCat("static_cast<", types[k], ">(", v, ")"));
       }
-      std::string alpha = node.args.size() > 2 && node.args[2].is_number()
+      std::string alpha = node.args.size() > 2 && node.args[2].is_number() &&
+                                  f.operands == Formula::Operands::kAsResult
                               ? Literal(node.args[2].AsDouble())
                               : "1.0";
+      const bool where = f.operands == Formula::Operands::kWhere;
+      std::string params =
+          where ? absl::StrCat("bool c, ", r, " a, ", r, " b")
+                : absl::StrCat(types[0], " a, ", types[1], " b, double alpha");
+      std::string args =
+          where ? absl::StrJoin(operands, ", ")
+                : absl::StrCat(operands[0], ", ",
+                               f.arity > 1 ? operands[1] : std::string("0"),
+                               ", ", alpha);
       std::string t = absl::StrCat("t", node.results[0]);
       names[node.results[0]] = t;
-      absl::StrAppend(
-          &out, "    const C ", t, " = [](C a, C b, double alpha) {",
-          " (void)b; (void)alpha; return ", f.expr, "; }(", operands[0], ", ",
-          f.arity > 1 ? operands[1] : "C(0)", ", ", alpha, ");\n");
+      absl::StrAppend(&out, "    const ", r, " ", t, " = [](", params,
+                      ") { using C = ", r, "; ",
+                      where ? "" : "(void)b; (void)alpha; ", "return ", f.expr,
+                      "; }(", args, ");\n");
     }
     absl::StrAppend(&out, "    out[i] = ", names[group.output],
                     ";\n  }\n}\n\n");
