@@ -27,6 +27,7 @@ struct Invocation {
   std::string server;
   bool json = false;
   bool backward = false;  // compile: fetch the backward too.
+  bool source = false;    // show: print the native kernels' source.
   std::vector<std::string> positional;
 };
 
@@ -37,6 +38,8 @@ bool ParseArgs(const std::vector<std::string>& args, Invocation* inv) {
       inv->json = true;
     } else if (arg == "--backward") {
       inv->backward = true;
+    } else if (arg == "--source") {
+      inv->source = true;
     } else if (arg == "--server" && i + 1 < args.size()) {
       inv->server = args[++i];
     } else if (absl::StartsWith(arg, "--server=")) {
@@ -238,6 +241,40 @@ class Remote {
     return 0;
   }
 
+  // The generated C++ of an entry's native artifacts.
+  int PrintSource(const v1::CacheEntry& e) {
+    int printed = 0;
+    for (const std::string& digest :
+         {e.forward_digest(), e.backward_digest()}) {
+      if (digest.empty()) continue;
+      v1::FetchArtifactRequest request;
+      request.set_digest(digest);
+      std::unique_ptr<grpc::ClientContext> context = Context(60);
+      auto reader = compile_->FetchArtifact(context.get(), request);
+      std::string bytes;
+      v1::ArtifactChunk chunk;
+      while (reader->Read(&chunk)) bytes += chunk.data();
+      grpc::Status status = reader->Finish();
+      if (!status.ok()) return Fail(status);
+      v1::Artifact artifact;
+      v1::NativeProgram native;
+      if (!artifact.ParseFromString(bytes) || artifact.backend() != "native" ||
+          !native.ParseFromString(artifact.payload())) {
+        continue;
+      }
+      out_ << "// " << v1::ArtifactKind_Name(artifact.kind()) << " " << digest
+           << "\n"
+           << (native.source().empty() ? "// (no kernels)\n" : native.source());
+      ++printed;
+    }
+    if (printed == 0) {
+      err_ << "aotcache: this entry has no native artifacts (backend "
+           << e.backend() << ")\n";
+      return 1;
+    }
+    return 0;
+  }
+
   int Show(const Invocation& inv, const std::string& key) {
     v1::GetEntryRequest request;
     request.set_key(key);
@@ -246,6 +283,7 @@ class Remote {
         admin_->GetEntry(Context(10).get(), request, &response);
     if (!status.ok()) return Fail(status);
     v1::CacheEntry& e = *response.mutable_entry();
+    if (inv.source) return PrintSource(e);
     if (inv.json) {
       e.clear_graph();
       e.clear_backward_graph();
@@ -325,7 +363,8 @@ const char kRemoteCommandsUsage[] =
     "       aotcache compile [--server TARGET] [--json] [--backward] "
     "GRAPH.json\n"
     "       aotcache stats|ls|verify [--server TARGET] [--json]\n"
-    "       aotcache show|rm [--server TARGET] [--json] KEY\n";
+    "       aotcache show [--server TARGET] [--json | --source] KEY\n"
+    "       aotcache rm [--server TARGET] KEY\n";
 
 bool IsRemoteCommand(const std::string& command) {
   return command == "compile" || command == "stats" || command == "ls" ||
@@ -339,7 +378,8 @@ int RunRemoteCommand(const std::string& command,
   bool takes_one = command == "compile" || command == "show" || command == "rm";
   if (!ParseArgs(args, &inv) ||
       inv.positional.size() != (takes_one ? 1u : 0u) ||
-      (inv.backward && command != "compile")) {
+      (inv.backward && command != "compile") ||
+      (inv.source && command != "show")) {
     err << "usage:\n" << kRemoteCommandsUsage;
     return 2;
   }

@@ -185,6 +185,46 @@ TEST(NativeBackendTest, FusesAnElementwiseChainIntoOneLoop) {
   EXPECT_FALSE(native.shared_object().empty());
 }
 
+// An expanded scalar (stride 0, one element of memory) as a fused operand,
+// as the gradient of a sum arrives.
+TEST(NativeBackendTest, AnExpandedScalarOperandIsReadAtItsOneElement) {
+  v1::Graph graph = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [5, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "s", "meta": {"shape": [], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "e", "op": "aten.expand.default", "args": [{"node": "s"}, {"ints": {"values": [5, 3]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "m", "op": "aten.mul.Tensor", "args": [{"node": "x"}, {"node": "e"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "r", "op": "aten.relu.default", "args": [{"node": "m"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["r"]})json");
+  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<Tensor> results[2];
+  const Backend* backends[2] = {&Native(), nullptr};
+  ReferenceBackend reference;
+  backends[1] = &reference;
+  for (int b = 0; b < 2; ++b) {
+    auto artifact = CompileForward(*plan, *backends[b]);
+    ASSERT_TRUE(artifact.ok()) << artifact.status();
+    auto function = CompiledFunction::Load(*artifact, plan->metadata);
+    ASSERT_TRUE(function.ok()) << function.status();
+    Tensor x = Tensor::Contiguous({5, 3}, v1::DTYPE_FLOAT32);
+    for (int64_t i = 0; i < 15; ++i) {
+      StoreFrom<double>(x.storage_data(), x.dtype(), i, i - 7.0);
+    }
+    Tensor s = Tensor::Contiguous({}, v1::DTYPE_FLOAT32);
+    StoreFrom<double>(s.storage_data(), s.dtype(), 0, 0.5);
+    std::vector<Tensor> inputs = {x, s};
+    auto out = (*function)->Forward(&inputs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    results[b] = out->outputs;
+  }
+  EXPECT_EQ(testing::CompareValues(results[0][0], results[1][0]), "");
+  EXPECT_EQ(results[1][0].ToDoubles()[14], 3.5);  // relu((14 - 7) * 0.5)
+}
+
 TEST(NativeBackendTest, ACompilerErrorCarriesTheCompilersMessage) {
   HostCompilerOptions options;
   options.flags = {"-fno-such-flag-for-aotcache"};

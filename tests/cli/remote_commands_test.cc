@@ -190,12 +190,25 @@ TEST_F(RemoteCommandsTest, LazyBackwardAcrossClientProcesses) {
             64u);
 }
 
+TEST_F(RemoteCommandsTest, ShowSourcePrintsTheNativeKernels) {
+  ASSERT_EQ(daemon_->backend_name(), "native");
+  std::string graph = testing::FixturePath("graphs/mlp_mse__rg.json");
+  ASSERT_EQ(Run("compile", {graph, "--backward"}), 0) << err_.str();
+  std::string key = KeyFromCompile();
+  ASSERT_EQ(Run("show", {"--source", key}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("// ARTIFACT_KIND_FORWARD"));
+  EXPECT_THAT(out_.str(), HasSubstr("// ARTIFACT_KIND_BACKWARD"));
+  EXPECT_THAT(out_.str(), HasSubstr("extern \"C\" void aotcache_kernel_0("));
+  EXPECT_THAT(out_.str(), HasSubstr("cblas_sgemm(101"));
+}
+
 TEST_F(RemoteCommandsTest, BadUsageAndBadKeysAreRefusedBeforeCalling) {
   EXPECT_EQ(Run("show", {"not-a-key"}), 2);
   EXPECT_THAT(err_.str(), HasSubstr("is not a key"));
   EXPECT_EQ(Run("rm", {}), 2);
   EXPECT_EQ(Run("stats", {"--bogus"}), 2);
   EXPECT_EQ(Run("stats", {"--backward"}), 2);  // compile's flag only.
+  EXPECT_EQ(Run("stats", {"--source"}), 2);    // show's flag only.
   EXPECT_EQ(Run("compile", {"/nonexistent.json"}), 1);
   EXPECT_THAT(err_.str(), HasSubstr("cannot read"));
 }

@@ -358,9 +358,12 @@ std::string GenerateKernels(const ResolvedGraph& g,
     }
     std::map<int, std::string> names;
     for (size_t k = 0; k < group.inputs.size(); ++k) {
-      const bool scalar = ScalarLike(g.values[group.inputs[k]].meta) &&
-                          g.values[group.inputs[k]].meta.numel() !=
-                              g.values[group.output].meta.numel();
+      // Scalar-like operands are read at their one element (an expanded
+      // scalar has the output's size but one element of memory).
+      const Meta& m = g.values[group.inputs[k]].meta;
+      const bool scalar =
+          ScalarLike(m) && !(m.IsContiguous() &&
+                             m.numel() == g.values[group.output].meta.numel());
       names[group.inputs[k]] = absl::StrCat("in", k, scalar ? "[0]" : "[i]");
       const char* t = TypeName(g.values[group.inputs[k]].meta.dtype);
       absl::StrAppend(&out, "  const ", t, "* __restrict in", k,
