@@ -5,23 +5,16 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "core/key/digest.h"
 #include "core/paths/data_dir.h"
+#include "core/paths/read_file.h"
 
 namespace aotcache {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 // Writes `bytes` to `path` unless a file with the same digest is there,
 // through a temporary file renamed into place (atomic for other readers).
