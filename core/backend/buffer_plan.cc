@@ -1,5 +1,6 @@
 #include "core/backend/buffer_plan.h"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -8,9 +9,14 @@
 
 namespace aotcache {
 
-absl::StatusOr<v1::ReferenceProgram> PlanBuffers(v1::Graph graph) {
+absl::StatusOr<v1::ReferenceProgram> PlanBuffers(
+    v1::Graph graph, const std::vector<int>* run_at) {
   AOTCACHE_ASSIGN_OR_RETURN(ResolvedGraph g,
                             ValidateGraph(graph, InternalGraphLimits()));
+  std::vector<int> turn(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    turn[n] = run_at != nullptr ? (*run_at)[n] : static_cast<int>(n);
+  }
   const int num_values = static_cast<int>(g.values.size());
   constexpr int kForever = std::numeric_limits<int>::max();
   // The value whose memory each value uses, and when that memory is free.
@@ -29,7 +35,9 @@ absl::StatusOr<v1::ReferenceProgram> PlanBuffers(v1::Graph graph) {
   std::vector<int> last_use(num_values, -1);
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (const BoundArg& a : g.nodes[n].args) {
-      for (int v : a.values) last_use[owner[v]] = static_cast<int>(n);
+      for (int v : a.values) {
+        last_use[owner[v]] = std::max(last_use[owner[v]], turn[n]);
+      }
     }
   }
   for (int v : g.outputs) last_use[owner[v]] = kForever;
@@ -43,7 +51,8 @@ absl::StatusOr<v1::ReferenceProgram> PlanBuffers(v1::Graph graph) {
     const ResolvedNode& node = g.nodes[n];
     for (int r : node.results) {
       int slot = -1;
-      if (fresh[r]) {
+      // A fused group's inner results are never in memory.
+      if (fresh[r] && turn[n] == static_cast<int>(n)) {
         const Meta& m = g.values[r].meta;
         int64_t bytes = m.StorageExtent() * ItemSize(m.dtype);
         unplanned += bytes;

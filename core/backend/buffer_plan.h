@@ -6,6 +6,8 @@
 #ifndef AOTCACHE_CORE_BACKEND_BUFFER_PLAN_H_
 #define AOTCACHE_CORE_BACKEND_BUFFER_PLAN_H_
 
+#include <vector>
+
 #include "absl/status/statusor.h"
 #include "aotcache/v1/artifact.pb.h"
 #include "aotcache/v1/graph.pb.h"
@@ -14,7 +16,13 @@ namespace aotcache {
 
 // Returns the program: `graph` plus its plan. InvalidArgument if the graph
 // is not valid.
-absl::StatusOr<v1::ReferenceProgram> PlanBuffers(v1::Graph graph);
+//
+// `run_at`, when given, says per node which node's turn computes it: a node
+// of a fused group (native backend) runs when its group's last node does,
+// so its operands live until then, and only that last node's result needs
+// memory.
+absl::StatusOr<v1::ReferenceProgram> PlanBuffers(
+    v1::Graph graph, const std::vector<int>* run_at = nullptr);
 
 }  // namespace aotcache
 

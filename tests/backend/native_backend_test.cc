@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "core/analysis/analyze.h"
+#include "core/backend/buffer_plan.h"
 #include "core/backend/compile_plan.h"
 #include "core/backend/reference_backend.h"
 #include "core/key/host_target.h"
@@ -223,6 +224,31 @@ TEST(NativeBackendTest, AnExpandedScalarOperandIsReadAtItsOneElement) {
   }
   EXPECT_EQ(testing::CompareValues(results[0][0], results[1][0]), "");
   EXPECT_EQ(results[1][0].ToDoubles()[14], 3.5);  // relu((14 - 7) * 0.5)
+}
+
+// A fused group runs at its last node: its operands stay live until then,
+// and its inner results get no memory.
+TEST(BufferPlanTest, FusedGroupsRunAtTheirLastNodesTurn) {
+  v1::Graph graph = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [64], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "a", "op": "aten.sin.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "b", "op": "aten.cos.default", "args": [{"node": "a"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "e", "op": "aten.exp.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "c", "op": "aten.tanh.default", "args": [{"node": "b"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "out", "op": "aten.add.Tensor", "args": [{"node": "c"}, {"node": "e"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["out"]})json");
+  auto plain = PlanBuffers(graph);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  // a is free after b: e reuses its memory.
+  EXPECT_EQ(plain->result_slot(2), plain->result_slot(0));
+  const std::vector<int> run_at = {0, 3, 2, 3, 4};  // b runs with c.
+  auto fused = PlanBuffers(graph, &run_at);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  EXPECT_EQ(fused->result_slot(1), -1);  // b is never in memory.
+  EXPECT_GE(fused->result_slot(0), 0);
+  EXPECT_NE(fused->result_slot(2), fused->result_slot(0));  // a is live.
 }
 
 TEST(NativeBackendTest, ACompilerErrorCarriesTheCompilersMessage) {

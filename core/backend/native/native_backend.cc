@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/backend/buffer_plan.h"
 #include "core/backend/native/fusion.h"
 #include "core/backend/reference_backend.h"
 #include "core/graph/deterministic_bytes.h"
@@ -107,13 +108,16 @@ absl::StatusOr<v1::Artifact> NativeBackend::Compile(
                             ForTarget(options_, spec.target));
   std::vector<FusedGroup> groups = FindFusedGroups(resolved);
   if (!groups.empty()) {
-    // A group reads its inputs when its last node runs, later than the
-    // buffer plan assumed: their memory may have been reused by then. Until
-    // the plan knows the groups, every result gets memory of its own.
-    v1::ReferenceProgram* program = native.mutable_program();
-    for (int& slot : *program->mutable_result_slot()) slot = -1;
-    program->clear_slot_bytes();
+    // A group runs at its last node's turn: plan the memory for that.
+    std::vector<int> run_at(resolved.nodes.size());
+    for (size_t n = 0; n < run_at.size(); ++n) run_at[n] = static_cast<int>(n);
+    for (const FusedGroup& group : groups) {
+      for (int n : group.nodes) run_at[n] = group.nodes.back();
+    }
     native.set_source(GenerateKernels(resolved, groups));
+    // `resolved` points into the program's graph: replaced last.
+    AOTCACHE_ASSIGN_OR_RETURN(*native.mutable_program(),
+                              PlanBuffers(native.program().graph(), &run_at));
     AOTCACHE_ASSIGN_OR_RETURN(*native.mutable_shared_object(),
                               CompileSharedObject(native.source(), options));
     for (size_t i = 0; i < groups.size(); ++i) {
