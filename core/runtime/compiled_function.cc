@@ -234,6 +234,10 @@ absl::StatusOr<CompiledFunction::Gradients> CompiledFunction::Backward(
       return absl::InvalidArgumentError(
           absl::StrCat("tangent ", t, " has the wrong shape"));
     }
+    if (tangents[t].meta() == traced) {
+      args.push_back(tangents[t]);  // Already laid out as traced.
+      continue;
+    }
     Tensor coerced = Tensor::Zeros(traced);
     CopyInto(tangents[t], coerced);
     args.push_back(coerced);
