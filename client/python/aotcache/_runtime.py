@@ -213,6 +213,13 @@ def _lies_in_input(result) -> bool:
     return isinstance(result, tuple) and result[0] == "arg"
 
 
+def _owned(result, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
+    """as_tensor, copied when it lies in an input's memory (which the
+    epilogue may write)."""
+    t = as_tensor(result, inputs)
+    return t.clone() if _lies_in_input(result) else t
+
+
 def as_tensor(result, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
     """A forward or backward result as a torch tensor: over the runtime's
     memory (a DLPack capsule torch takes over), or a view of the input it
@@ -255,8 +262,7 @@ class _CompiledFunction(torch.autograd.Function):
                 saved.append(("input", len(saved_inputs), r[2:]))
                 saved_inputs.append(inputs[r[1]])
             else:
-                saved.append(("tensor", as_tensor(r, inputs).clone()
-                              if _lies_in_input(r) else as_tensor(r, inputs), None))
+                saved.append(("tensor", _owned(r, inputs), None))
         ctx.save_for_backward(*saved_inputs)
         ctx.saved = saved
         ctx.entry = entry
@@ -266,10 +272,8 @@ class _CompiledFunction(torch.autograd.Function):
             positions[("mutated", i)] = len(outs)
             outs.append(as_tensor(raw[n], inputs))
         for j in entry.function_user:
-            r = raw[k + j]
             positions[("user", j)] = len(outs)
-            outs.append(as_tensor(r, inputs).clone() if _lies_in_input(r)
-                        else as_tensor(r, inputs))
+            outs.append(_owned(raw[k + j], inputs))
         for b in range(entry.num_bases):
             positions[("base", b)] = len(outs)
             outs.append(as_tensor(raw[k + entry.num_user + b], inputs))
