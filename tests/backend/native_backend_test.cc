@@ -226,6 +226,54 @@ TEST(NativeBackendTest, AnExpandedScalarOperandIsReadAtItsOneElement) {
   EXPECT_EQ(results[1][0].ToDoubles()[14], 3.5);  // relu((14 - 7) * 0.5)
 }
 
+// Elementwise producers fused into the sums and means that consume them:
+// all dims, leading dims (outer) and trailing dims (inner).
+TEST(NativeBackendTest, FusesProducersIntoSumsAndMeans) {
+  v1::Graph graph = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [6, 40], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "a", "op": "aten.sin.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "b", "op": "aten.mul.Tensor", "args": [{"node": "a"}, {"float": 3.0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "all", "op": "aten.sum.default", "args": [{"node": "b"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "c", "op": "aten.cos.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "rows", "op": "aten.sum.dim_IntList", "args": [{"node": "c"}, {"ints": {"values": [0]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d", "op": "aten.tanh.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "cols", "op": "aten.mean.dim", "args": [{"node": "d"}, {"ints": {"values": [-1]}}, {"bool": true}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["all", "rows", "cols"]})json");
+  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto native_artifact = CompileForward(*plan, Native());
+  ASSERT_TRUE(native_artifact.ok()) << native_artifact.status();
+  v1::NativeProgram native;
+  ASSERT_TRUE(native.ParseFromString(native_artifact->payload()));
+  EXPECT_EQ(native.kernels_size(), 3);
+  EXPECT_THAT(native.source(), HasSubstr("reduction(+ : acc)"));
+  EXPECT_THAT(native.source(), HasSubstr("new double["));
+  std::vector<Tensor> results[2];
+  ReferenceBackend reference;
+  const Backend* backends[2] = {&Native(), &reference};
+  for (int b = 0; b < 2; ++b) {
+    auto artifact = CompileForward(*plan, *backends[b]);
+    ASSERT_TRUE(artifact.ok()) << artifact.status();
+    auto function = CompiledFunction::Load(*artifact, plan->metadata);
+    ASSERT_TRUE(function.ok()) << function.status();
+    Tensor x = Tensor::Contiguous({6, 40}, v1::DTYPE_FLOAT32);
+    for (int64_t i = 0; i < 240; ++i) {
+      StoreFrom<double>(x.storage_data(), x.dtype(), i, 0.01 * i - 1.0);
+    }
+    std::vector<Tensor> inputs = {x};
+    auto out = (*function)->Forward(&inputs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    results[b] = out->outputs;
+  }
+  for (int j = 0; j < 3; ++j) {
+    EXPECT_EQ(testing::CompareValues(results[0][j], results[1][j]), "") << j;
+  }
+}
+
 // A fused group runs at its last node: its operands stay live until then,
 // and its inner results get no memory.
 TEST(BufferPlanTest, FusedGroupsRunAtTheirLastNodesTurn) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -110,10 +111,69 @@ bool ScalarLike(const Meta& m) {
   return true;
 }
 
+// A sum or mean over a contiguous floating tensor, of its leading dims
+// (outer: out[c] = sum over r of in[r * cols + c]) or trailing dims (inner:
+// out[r] = sum over c of in[r * cols + c]), accumulated in double as the
+// runtime's kernel does.
+struct Reduction {
+  bool inner = true;
+  bool mean = false;
+  int64_t rows = 1, cols = 1;
+  int input = -1;  // Value id.
+};
+
+std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
+                                     const ResolvedNode& node) {
+  const std::string& op = node.op->qualified_name;
+  const bool all = op == "aten.sum.default" || op == "aten.mean.default";
+  const bool dims = op == "aten.sum.dim_IntList" || op == "aten.mean.dim";
+  if (!all && !dims) return std::nullopt;
+  if (node.args[0].kind != BoundArg::Kind::kTensor) return std::nullopt;
+  // A dtype argument (sum's and mean's last) must be unset.
+  if (!node.args.back().is_none() && node.args.size() > (all ? 1u : 3u)) {
+    return std::nullopt;
+  }
+  Reduction r;
+  r.mean = op.rfind("aten.mean", 0) == 0;
+  r.input = node.args[0].values[0];
+  const Meta& in = g.values[r.input].meta;
+  const Meta& out = g.values[node.results[0]].meta;
+  if (!IsFloating(in.dtype) || out.dtype != in.dtype || !in.IsContiguous() ||
+      in.offset != 0 || !out.IsContiguous() || out.offset != 0) {
+    return std::nullopt;
+  }
+  std::vector<bool> reduced(in.dim(), true);
+  if (dims && !node.args[1].is_none() && !node.args[1].ints.empty()) {
+    reduced.assign(in.dim(), false);
+    for (int64_t d : node.args[1].ints) {
+      int64_t w = d < 0 ? d + std::max<int64_t>(in.dim(), 1) : d;
+      if (w < 0 || w >= in.dim()) return std::nullopt;
+      reduced[w] = true;
+    }
+  }
+  // Reduced dims: a prefix (outer) or a suffix (inner).
+  int64_t split = 0;
+  while (split < in.dim() && reduced[split]) ++split;
+  bool prefix = true;
+  for (int64_t d = split; d < in.dim(); ++d) prefix &= !reduced[d];
+  int64_t first = in.dim();
+  while (first > 0 && reduced[first - 1]) --first;
+  bool suffix = true;
+  for (int64_t d = 0; d < first; ++d) suffix &= !reduced[d];
+  if (!prefix && !suffix) return std::nullopt;
+  r.inner = suffix;
+  const int64_t at = r.inner ? first : split;
+  for (int64_t d = 0; d < in.dim(); ++d) {
+    (d < at ? r.rows : r.cols) *= in.shape[d];
+  }
+  return r;
+}
+
 // The node computes elementwise over float or bool operands that are
 // contiguous with its result's shape, or scalar-like, or plain numbers; a
 // comparison's result is bool, any other's floating.
 bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
+  if (ReductionOf(g, node).has_value()) return true;
   const Formula* f = FormulaOf(node);
   if (f == nullptr || node.results.size() != 1) return false;
   const Meta& out = g.values[node.results[0]].meta;
@@ -292,7 +352,10 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     changed = false;
     for (size_t p = 0; p < g.nodes.size(); ++p) {
       const int v = g.nodes[p].results[0];
-      if (!fusible[p] || is_output[v] || readers[v].empty()) continue;
+      if (!fusible[p] || is_output[v] || readers[v].empty() ||
+          ReductionOf(g, g.nodes[p]).has_value()) {
+        continue;  // A reduction ends its group.
+      }
       const int group = find(readers[v][0]);
       bool one_group = true;
       for (int r : readers[v]) one_group &= fusible[r] && find(r) == group;
@@ -310,6 +373,7 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   for (auto& [root, group] : by_root) {
     if (group.nodes.empty()) continue;
     group.output = g.nodes[group.nodes.back()].results[0];
+    group.reduction = ReductionOf(g, g.nodes[group.nodes.back()]).has_value();
     std::vector<bool> inside(g.values.size(), false);
     for (int n : group.nodes) inside[g.nodes[n].results[0]] = true;
     for (int n : group.nodes) {
@@ -338,6 +402,51 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   return groups;
 }
 
+namespace {
+
+// `node`'s value for element i, as `const T t<value> = ...;`, reading its
+// operands through `names` and adding its own.
+void EmitNode(const ResolvedGraph& g, const ResolvedNode& node,
+              std::map<int, std::string>& names, std::string& out) {
+  const Formula& f = *FormulaOf(node);
+  const char* r = TypeName(g.values[node.results[0]].meta.dtype);
+  // Each operand converted as the runtime's kernel loads it.
+  std::vector<std::string> types(3, r);
+  if (f.operands == Formula::Operands::kAsDouble) {
+    types = {"double", "double", "double"};
+  } else if (f.operands == Formula::Operands::kWhere) {
+    types[0] = "bool";
+  }
+  std::vector<std::string> operands;
+  for (int k = 0; k < f.arity; ++k) {
+    const BoundArg& a = node.args[k];
+    // A number is converted as the kernel loads it.
+    std::string v = a.is_number() ? Literal(a.AsDouble()) : names[a.values[0]];
+    operands.push_back(absl::StrCat("static_cast<", types[k], ">(", v, ")"));
+  }
+  std::string alpha = node.args.size() > 2 && node.args[2].is_number() &&
+                              f.operands == Formula::Operands::kAsResult
+                          ? Literal(node.args[2].AsDouble())
+                          : "1.0";
+  const bool where = f.operands == Formula::Operands::kWhere;
+  std::string params =
+      where ? absl::StrCat("bool c, ", r, " a, ", r, " b")
+            : absl::StrCat(types[0], " a, ", types[1], " b, double alpha");
+  std::string args =
+      where ? absl::StrJoin(operands, ", ")
+            : absl::StrCat(operands[0], ", ",
+                           f.arity > 1 ? operands[1] : std::string("0"), ", ",
+                           alpha);
+  std::string t = absl::StrCat("t", node.results[0]);
+  names[node.results[0]] = t;
+  absl::StrAppend(&out, "    const ", r, " ", t, " = [](", params,
+                  ") { using C = ", r, "; ",
+                  where ? "" : "(void)b; (void)alpha; ", "return ", f.expr,
+                  "; }(", args, ");\n");
+}
+
+}  // namespace
+
 std::string GenerateKernels(const ResolvedGraph& g,
                             const std::vector<FusedGroup>& groups) {
   std::string out = absl::StrCat(
@@ -356,65 +465,62 @@ std::string GenerateKernels(const ResolvedGraph& g,
                       Gemm(g, g.nodes[group.nodes[0]]), "}\n\n");
       continue;
     }
+    std::optional<Reduction> reduction;
+    if (group.reduction)
+      reduction = ReductionOf(g, g.nodes[group.nodes.back()]);
+    // The elements the loop runs over: the output's, or the reduced input's.
+    const int64_t loop_numel = reduction.has_value()
+                                   ? g.values[reduction->input].meta.numel()
+                                   : g.values[group.output].meta.numel();
     std::map<int, std::string> names;
     for (size_t k = 0; k < group.inputs.size(); ++k) {
       // Scalar-like operands are read at their one element (an expanded
-      // scalar has the output's size but one element of memory).
+      // scalar has the loop's size but one element of memory).
       const Meta& m = g.values[group.inputs[k]].meta;
       const bool scalar =
-          ScalarLike(m) && !(m.IsContiguous() &&
-                             m.numel() == g.values[group.output].meta.numel());
+          ScalarLike(m) && !(m.IsContiguous() && m.numel() == loop_numel);
       names[group.inputs[k]] = absl::StrCat("in", k, scalar ? "[0]" : "[i]");
       const char* t = TypeName(g.values[group.inputs[k]].meta.dtype);
       absl::StrAppend(&out, "  const ", t, "* __restrict in", k,
                       " = static_cast<const ", t, "*>(inputs[", k, "]);\n");
     }
-    absl::StrAppend(&out,
-                    "  C* __restrict out = static_cast<C*>(output);\n"
-                    "#pragma omp simd\n"
-                    "  for (int64_t i = 0; i < n; ++i) {\n");
+    absl::StrAppend(&out, "  C* __restrict out = static_cast<C*>(output);\n");
+    std::string body;  // The element computations, for index i.
     for (int n : group.nodes) {
-      const ResolvedNode& node = g.nodes[n];
-      const Formula& f = *FormulaOf(node);
-      const char* r = TypeName(g.values[node.results[0]].meta.dtype);
-      // Each operand converted as the runtime's kernel loads it.
-      std::vector<std::string> types(3, r);
-      if (f.operands == Formula::Operands::kAsDouble) {
-        types = {"double", "double", "double"};
-      } else if (f.operands == Formula::Operands::kWhere) {
-        types[0] = "bool";
-      }
-      std::vector<std::string> operands;
-      for (int k = 0; k < f.arity; ++k) {
-        const BoundArg& a = node.args[k];
-        // A number is converted as the kernel loads it.
-        std::string v =
-            a.is_number() ? Literal(a.AsDouble()) : names[a.values[0]];
-        operands.push_back(
-            absl::StrCat("static_cast<", types[k], ">(", v, ")"));
-      }
-      std::string alpha = node.args.size() > 2 && node.args[2].is_number() &&
-                                  f.operands == Formula::Operands::kAsResult
-                              ? Literal(node.args[2].AsDouble())
-                              : "1.0";
-      const bool where = f.operands == Formula::Operands::kWhere;
-      std::string params =
-          where ? absl::StrCat("bool c, ", r, " a, ", r, " b")
-                : absl::StrCat(types[0], " a, ", types[1], " b, double alpha");
-      std::string args =
-          where ? absl::StrJoin(operands, ", ")
-                : absl::StrCat(operands[0], ", ",
-                               f.arity > 1 ? operands[1] : std::string("0"),
-                               ", ", alpha);
-      std::string t = absl::StrCat("t", node.results[0]);
-      names[node.results[0]] = t;
-      absl::StrAppend(&out, "    const ", r, " ", t, " = [](", params,
-                      ") { using C = ", r, "; ",
-                      where ? "" : "(void)b; (void)alpha; ", "return ", f.expr,
-                      "; }(", args, ");\n");
+      if (reduction.has_value() && n == group.nodes.back()) break;
+      EmitNode(g, g.nodes[n], names, body);
     }
-    absl::StrAppend(&out, "    out[i] = ", names[group.output],
-                    ";\n  }\n}\n\n");
+    if (!reduction.has_value()) {
+      absl::StrAppend(
+          &out, "#pragma omp simd\n  for (int64_t i = 0; i < n; ++i) {\n", body,
+          "    out[i] = ", names[group.output], ";\n  }\n}\n\n");
+      continue;
+    }
+    const Reduction& r = *reduction;
+    const std::string value =
+        absl::StrCat("static_cast<double>(", names[r.input], ")");
+    const int64_t count = r.inner ? r.cols : r.rows;
+    const std::string scale =
+        r.mean ? absl::StrCat(" / static_cast<double>(", count, ")") : "";
+    if (r.inner) {
+      absl::StrAppend(
+          &out, "  (void)n;\n  for (int64_t r = 0; r < ", r.rows, "; ++r) {\n",
+          "    double acc = 0;\n#pragma omp simd reduction(+ : acc)\n",
+          "    for (int64_t c = 0; c < ", r.cols, "; ++c) {\n",
+          "    const int64_t i = r * ", r.cols, " + c;\n", body,
+          "    acc += ", value, ";\n    }\n", "    out[r] = static_cast<C>(acc",
+          scale, ");\n  }\n}\n\n");
+    } else {
+      absl::StrAppend(&out, "  (void)n;\n  double* acc = new double[", r.cols,
+                      "]();\n", "  for (int64_t r = 0; r < ", r.rows,
+                      "; ++r) {\n#pragma omp simd\n",
+                      "    for (int64_t c = 0; c < ", r.cols, "; ++c) {\n",
+                      "    const int64_t i = r * ", r.cols, " + c;\n", body,
+                      "    acc[c] += ", value, ";\n    }\n  }\n",
+                      "  for (int64_t c = 0; c < ", r.cols,
+                      "; ++c) out[c] = static_cast<C>(acc[c]", scale,
+                      ");\n  delete[] acc;\n}\n\n");
+    }
   }
   return out;
 }

@@ -28,6 +28,9 @@ struct FusedGroup {
   // One mm or addmm node through BLAS (cblas_?gemm), generated for its
   // operands' layouts: each a row- or column-major matrix.
   bool matmul = false;
+  // The last node is a sum or mean over leading or trailing dims of a
+  // contiguous tensor; the others compute its input, element by element.
+  bool reduction = false;
 };
 
 // Elementwise groups (a single node too: one vectorized loop) and matrix

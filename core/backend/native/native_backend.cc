@@ -126,7 +126,7 @@ absl::StatusOr<v1::Artifact> NativeBackend::Compile(
       for (int n : groups[i].nodes) k->add_nodes(n);
       for (int v : groups[i].inputs) k->add_inputs(v);
       k->set_output(groups[i].output);
-      k->set_any_layout(groups[i].matmul);
+      k->set_any_layout(groups[i].matmul || groups[i].reduction);
     }
   }
   artifact.set_backend(std::string(name()));
