@@ -274,6 +274,43 @@ TEST(NativeBackendTest, FusesProducersIntoSumsAndMeans) {
   }
 }
 
+TEST(NativeBackendTest, ASoftmaxOverTheLastDimIsOneKernel) {
+  v1::Graph graph = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [4, 33], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "s", "op": "aten._softmax.default", "args": [{"node": "x"}, {"int": -1}, {"bool": false}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["s"]})json");
+  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  std::vector<Tensor> results[2];
+  ReferenceBackend reference;
+  const Backend* backends[2] = {&Native(), &reference};
+  for (int b = 0; b < 2; ++b) {
+    auto artifact = CompileForward(*plan, *backends[b]);
+    ASSERT_TRUE(artifact.ok()) << artifact.status();
+    if (b == 0) {
+      v1::NativeProgram native;
+      ASSERT_TRUE(native.ParseFromString(artifact->payload()));
+      EXPECT_EQ(native.kernels_size(), 1);
+      EXPECT_THAT(native.source(), HasSubstr("sum += vm::exp("));
+    }
+    auto function = CompiledFunction::Load(*artifact, plan->metadata);
+    ASSERT_TRUE(function.ok()) << function.status();
+    Tensor x = Tensor::Contiguous({4, 33}, v1::DTYPE_FLOAT32);
+    for (int64_t i = 0; i < 132; ++i) {
+      StoreFrom<double>(x.storage_data(), x.dtype(), i, std::sin(0.3 * i) * 5);
+    }
+    std::vector<Tensor> inputs = {x};
+    auto out = (*function)->Forward(&inputs);
+    ASSERT_TRUE(out.ok()) << out.status();
+    results[b] = out->outputs;
+  }
+  EXPECT_EQ(testing::CompareValues(results[0][0], results[1][0]), "");
+}
+
 // A fused group runs at its last node: its operands stay live until then,
 // and its inner results get no memory.
 TEST(BufferPlanTest, FusedGroupsRunAtTheirLastNodesTurn) {

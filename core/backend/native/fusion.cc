@@ -292,6 +292,60 @@ bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
   return !addmm || (node.args[3].is_number() && node.args[4].is_number());
 }
 
+// _softmax over the last dim of a contiguous floating tensor into one of
+// its dtype: rows and columns.
+bool LastDimSoftmax(const ResolvedGraph& g, const ResolvedNode& node,
+                    int64_t* rows, int64_t* cols) {
+  if (node.op->qualified_name != "aten._softmax.default") return false;
+  if (node.args[0].kind != BoundArg::Kind::kTensor) return false;
+  const Meta& in = g.values[node.args[0].values[0]].meta;
+  const Meta& out = g.values[node.results[0]].meta;
+  if (!IsFloating(in.dtype) || out.dtype != in.dtype || in.dim() < 1 ||
+      !in.IsContiguous() || in.offset != 0 || !out.IsContiguous() ||
+      out.offset != 0) {
+    return false;
+  }
+  int64_t dim = node.args[1].i;
+  if (dim < 0) dim += in.dim();
+  if (dim != in.dim() - 1 || in.shape.back() == 0) return false;
+  *cols = in.shape.back();
+  *rows = in.numel() / *cols;
+  return true;
+}
+
+// As the runtime's kernel: per row, in double, the max (NaN skipped, as
+// std::max does), the sum of exp(x - max), then exp(x - max) / sum.
+std::string Softmax(int64_t rows, int64_t cols) {
+  return absl::StrCat(
+      "  (void)n;\n  const C* __restrict in = static_cast<const "
+      "C*>(inputs[0]);\n"
+      "  C* __restrict out = static_cast<C*>(output);\n"
+      "  for (int64_t r = 0; r < ",
+      rows,
+      "; ++r) {\n"
+      "    const C* x = in + r * ",
+      cols, ";\n    C* y = out + r * ", cols,
+      ";\n"
+      "    double mx = -__builtin_inf();\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c) {\n"
+      "      const double v = static_cast<double>(x[c]);\n"
+      "      mx = mx < v ? v : mx;\n    }\n"
+      "    double sum = 0;\n#pragma omp simd reduction(+ : sum)\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c)\n"
+      "      sum += vm::exp(static_cast<double>(x[c]) - mx);\n"
+      "#pragma omp simd\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c)\n"
+      "      y[c] = static_cast<C>(vm::exp(static_cast<double>(x[c]) - mx) / "
+      "sum);\n"
+      "  }\n");
+}
+
 std::string Gemm(const ResolvedGraph& g, const ResolvedNode& node) {
   const bool addmm = node.op->qualified_name == "aten.addmm.default";
   const Meta& out = g.values[node.results[0]].meta;
@@ -399,6 +453,17 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     group.output = node.results[0];
     groups.push_back(std::move(group));
   }
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ResolvedNode& node = g.nodes[n];
+    int64_t rows, cols;
+    if (!LastDimSoftmax(g, node, &rows, &cols)) continue;
+    FusedGroup group;
+    group.softmax = true;
+    group.nodes = {static_cast<int>(n)};
+    group.inputs = {node.args[0].values[0]};
+    group.output = node.results[0];
+    groups.push_back(std::move(group));
+  }
   return groups;
 }
 
@@ -460,6 +525,12 @@ std::string GenerateKernels(const ResolvedGraph& g,
     absl::StrAppend(&out, "extern \"C\" void aotcache_kernel_", i,
                     "(const void* const* inputs, void* output, int64_t n) {\n",
                     "  using C = ", c, ";\n");
+    if (group.softmax) {
+      int64_t rows, cols;
+      LastDimSoftmax(g, g.nodes[group.nodes[0]], &rows, &cols);
+      absl::StrAppend(&out, Softmax(rows, cols), "}\n\n");
+      continue;
+    }
     if (group.matmul) {
       absl::StrAppend(&out, "  (void)n;\n  C* out = static_cast<C*>(output);\n",
                       Gemm(g, g.nodes[group.nodes[0]]), "}\n\n");

@@ -31,6 +31,8 @@ struct FusedGroup {
   // The last node is a sum or mean over leading or trailing dims of a
   // contiguous tensor; the others compute its input, element by element.
   bool reduction = false;
+  // One softmax over the last dim of a contiguous tensor.
+  bool softmax = false;
 };
 
 // Elementwise groups (a single node too: one vectorized loop) and matrix

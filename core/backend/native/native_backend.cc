@@ -126,7 +126,8 @@ absl::StatusOr<v1::Artifact> NativeBackend::Compile(
       for (int n : groups[i].nodes) k->add_nodes(n);
       for (int v : groups[i].inputs) k->add_inputs(v);
       k->set_output(groups[i].output);
-      k->set_any_layout(groups[i].matmul || groups[i].reduction);
+      k->set_any_layout(groups[i].matmul || groups[i].reduction ||
+                        groups[i].softmax);
     }
   }
   artifact.set_backend(std::string(name()));
