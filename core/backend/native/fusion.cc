@@ -292,25 +292,59 @@ bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
   return !addmm || (node.args[3].is_number() && node.args[4].is_number());
 }
 
-// _softmax over the last dim of a contiguous floating tensor into one of
-// its dtype: rows and columns.
+// _softmax (or, `backward`, _softmax_backward_data) over the last dim of
+// contiguous floating tensors into one of their dtype: rows and columns.
 bool LastDimSoftmax(const ResolvedGraph& g, const ResolvedNode& node,
-                    int64_t* rows, int64_t* cols) {
-  if (node.op->qualified_name != "aten._softmax.default") return false;
-  if (node.args[0].kind != BoundArg::Kind::kTensor) return false;
-  const Meta& in = g.values[node.args[0].values[0]].meta;
+                    bool backward, int64_t* rows, int64_t* cols) {
+  const char* op = backward ? "aten._softmax_backward_data.default"
+                            : "aten._softmax.default";
+  if (node.op->qualified_name != op) return false;
   const Meta& out = g.values[node.results[0]].meta;
-  if (!IsFloating(in.dtype) || out.dtype != in.dtype || in.dim() < 1 ||
-      !in.IsContiguous() || in.offset != 0 || !out.IsContiguous() ||
-      out.offset != 0) {
-    return false;
+  const int tensors = backward ? 2 : 1;
+  for (int k = 0; k < tensors; ++k) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return false;
+    const Meta& in = g.values[node.args[k].values[0]].meta;
+    if (!IsFloating(in.dtype) || in.dtype != out.dtype ||
+        in.shape != out.shape || !in.IsContiguous() || in.offset != 0) {
+      return false;
+    }
   }
-  int64_t dim = node.args[1].i;
-  if (dim < 0) dim += in.dim();
-  if (dim != in.dim() - 1 || in.shape.back() == 0) return false;
-  *cols = in.shape.back();
-  *rows = in.numel() / *cols;
+  if (out.dim() < 1 || !out.IsContiguous() || out.offset != 0) return false;
+  int64_t dim = node.args[backward ? 2 : 1].i;
+  if (dim < 0) dim += out.dim();
+  if (dim != out.dim() - 1 || out.shape.back() == 0) return false;
+  *cols = out.shape.back();
+  *rows = out.numel() / *cols;
   return true;
+}
+
+// As the runtime's kernel, in double: per row, sum(g * y), then
+// y * (g - sum).
+std::string SoftmaxBackward(int64_t rows, int64_t cols) {
+  return absl::StrCat(
+      "  (void)n;\n  const C* __restrict gi = static_cast<const "
+      "C*>(inputs[0]);\n"
+      "  const C* __restrict yi = static_cast<const C*>(inputs[1]);\n"
+      "  C* __restrict out = static_cast<C*>(output);\n"
+      "  for (int64_t r = 0; r < ",
+      rows,
+      "; ++r) {\n"
+      "    const C* g = gi + r * ",
+      cols, ";\n    const C* y = yi + r * ", cols, ";\n    C* o = out + r * ",
+      cols,
+      ";\n"
+      "    double sum = 0;\n#pragma omp simd reduction(+ : sum)\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c)\n"
+      "      sum += static_cast<double>(g[c]) * static_cast<double>(y[c]);\n"
+      "#pragma omp simd\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c)\n"
+      "      o[c] = static_cast<C>(static_cast<double>(y[c]) *\n"
+      "                            (static_cast<double>(g[c]) - sum));\n"
+      "  }\n");
 }
 
 // As the runtime's kernel: per row, in double, the max (NaN skipped, as
@@ -456,13 +490,16 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
     int64_t rows, cols;
-    if (!LastDimSoftmax(g, node, &rows, &cols)) continue;
-    FusedGroup group;
-    group.softmax = true;
-    group.nodes = {static_cast<int>(n)};
-    group.inputs = {node.args[0].values[0]};
-    group.output = node.results[0];
-    groups.push_back(std::move(group));
+    for (bool backward : {false, true}) {
+      if (!LastDimSoftmax(g, node, backward, &rows, &cols)) continue;
+      FusedGroup group;
+      (backward ? group.softmax_backward : group.softmax) = true;
+      group.nodes = {static_cast<int>(n)};
+      group.inputs = {node.args[0].values[0]};
+      if (backward) group.inputs.push_back(node.args[1].values[0]);
+      group.output = node.results[0];
+      groups.push_back(std::move(group));
+    }
   }
   return groups;
 }
@@ -525,10 +562,14 @@ std::string GenerateKernels(const ResolvedGraph& g,
     absl::StrAppend(&out, "extern \"C\" void aotcache_kernel_", i,
                     "(const void* const* inputs, void* output, int64_t n) {\n",
                     "  using C = ", c, ";\n");
-    if (group.softmax) {
+    if (group.softmax || group.softmax_backward) {
       int64_t rows, cols;
-      LastDimSoftmax(g, g.nodes[group.nodes[0]], &rows, &cols);
-      absl::StrAppend(&out, Softmax(rows, cols), "}\n\n");
+      LastDimSoftmax(g, g.nodes[group.nodes[0]], group.softmax_backward, &rows,
+                     &cols);
+      absl::StrAppend(
+          &out,
+          group.softmax ? Softmax(rows, cols) : SoftmaxBackward(rows, cols),
+          "}\n\n");
       continue;
     }
     if (group.matmul) {

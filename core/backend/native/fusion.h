@@ -31,8 +31,9 @@ struct FusedGroup {
   // The last node is a sum or mean over leading or trailing dims of a
   // contiguous tensor; the others compute its input, element by element.
   bool reduction = false;
-  // One softmax over the last dim of a contiguous tensor.
+  // One softmax, or its backward, over the last dim of contiguous tensors.
   bool softmax = false;
+  bool softmax_backward = false;
 };
 
 // Elementwise groups (a single node too: one vectorized loop) and matrix

@@ -127,7 +127,7 @@ absl::StatusOr<v1::Artifact> NativeBackend::Compile(
       for (int v : groups[i].inputs) k->add_inputs(v);
       k->set_output(groups[i].output);
       k->set_any_layout(groups[i].matmul || groups[i].reduction ||
-                        groups[i].softmax);
+                        groups[i].softmax || groups[i].softmax_backward);
     }
   }
   artifact.set_backend(std::string(name()));
