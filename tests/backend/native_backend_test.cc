@@ -188,8 +188,75 @@ TEST(NativeBackendTest, FusesAnElementwiseChainIntoOneLoop) {
 
 // An expanded scalar (stride 0, one element of memory) as a fused operand,
 // as the gradient of a sum arrives.
+// The forward plan of a one-off graph (kept alive with it).
+struct Planned {
+  v1::Graph graph;
+  CompilePlan plan;
+};
+
+std::unique_ptr<Planned> Plan(const std::string& json) {
+  auto p = std::make_unique<Planned>();
+  p->graph = testing::GraphFromJson(json);
+  absl::StatusOr<Analysis> a = Analyze(p->graph, v1::CompileOptions());
+  EXPECT_TRUE(a.ok()) << a.status();
+  if (!a.ok()) return nullptr;
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok()) return nullptr;
+  p->plan = *std::move(plan);
+  return p;
+}
+
+// The native program of the plan's forward.
+v1::NativeProgram NativeProgramOf(const CompilePlan& plan) {
+  v1::NativeProgram native;
+  auto artifact = CompileForward(plan, Native());
+  EXPECT_TRUE(artifact.ok()) << artifact.status();
+  if (artifact.ok()) EXPECT_TRUE(native.ParseFromString(artifact->payload()));
+  return native;
+}
+
+// The forward's outputs on copies of `inputs`, with `backend`.
+std::vector<Tensor> ForwardWith(const Backend& backend, const CompilePlan& plan,
+                                const std::vector<Tensor>& inputs) {
+  auto artifact = CompileForward(plan, backend);
+  EXPECT_TRUE(artifact.ok()) << artifact.status();
+  if (!artifact.ok()) return {};
+  auto function = CompiledFunction::Load(*artifact, plan.metadata);
+  EXPECT_TRUE(function.ok()) << function.status();
+  if (!function.ok()) return {};
+  std::vector<Tensor> copies;
+  for (const Tensor& t : inputs) {
+    copies.push_back(Tensor::Zeros(t.meta()));
+    CopyInto(t, copies.back());
+  }
+  auto out = (*function)->Forward(&copies);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? out->outputs : std::vector<Tensor>{};
+}
+
+// Native's outputs equal the reference backend's on `inputs`.
+void ExpectNativeMatchesReference(const CompilePlan& plan,
+                                  const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> got = ForwardWith(Native(), plan, inputs);
+  std::vector<Tensor> want = ForwardWith(ReferenceBackend(), plan, inputs);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t j = 0; j < want.size(); ++j) {
+    EXPECT_EQ(testing::CompareValues(got[j], want[j]), "") << "output " << j;
+  }
+}
+
+// A float32 tensor of `shape` with element i = f(i).
+Tensor Filled(std::vector<int64_t> shape, double (*f)(int64_t)) {
+  Tensor t = Tensor::Contiguous(std::move(shape), v1::DTYPE_FLOAT32);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    StoreFrom<double>(t.storage_data(), t.dtype(), i, f(i));
+  }
+  return t;
+}
+
 TEST(NativeBackendTest, AnExpandedScalarOperandIsReadAtItsOneElement) {
-  v1::Graph graph = testing::GraphFromJson(R"json({
+  auto p = Plan(R"json({
     "inputs": [{"name": "x", "meta": {"shape": [5, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
                {"name": "s", "meta": {"shape": [], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
     "nodes": [
@@ -198,38 +265,20 @@ TEST(NativeBackendTest, AnExpandedScalarOperandIsReadAtItsOneElement) {
       {"name": "r", "op": "aten.relu.default", "args": [{"node": "m"}], "grad_mode": "GRAD_MODE_ENABLED"}
     ],
     "outputs": ["r"]})json");
-  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
-  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  std::vector<Tensor> results[2];
-  const Backend* backends[2] = {&Native(), nullptr};
-  ReferenceBackend reference;
-  backends[1] = &reference;
-  for (int b = 0; b < 2; ++b) {
-    auto artifact = CompileForward(*plan, *backends[b]);
-    ASSERT_TRUE(artifact.ok()) << artifact.status();
-    auto function = CompiledFunction::Load(*artifact, plan->metadata);
-    ASSERT_TRUE(function.ok()) << function.status();
-    Tensor x = Tensor::Contiguous({5, 3}, v1::DTYPE_FLOAT32);
-    for (int64_t i = 0; i < 15; ++i) {
-      StoreFrom<double>(x.storage_data(), x.dtype(), i, i - 7.0);
-    }
-    Tensor s = Tensor::Contiguous({}, v1::DTYPE_FLOAT32);
-    StoreFrom<double>(s.storage_data(), s.dtype(), 0, 0.5);
-    std::vector<Tensor> inputs = {x, s};
-    auto out = (*function)->Forward(&inputs);
-    ASSERT_TRUE(out.ok()) << out.status();
-    results[b] = out->outputs;
-  }
-  EXPECT_EQ(testing::CompareValues(results[0][0], results[1][0]), "");
-  EXPECT_EQ(results[1][0].ToDoubles()[14], 3.5);  // relu((14 - 7) * 0.5)
+  ASSERT_NE(p, nullptr);
+  std::vector<Tensor> inputs = {
+      Filled({5, 3}, [](int64_t i) { return i - 7.0; }),
+      Filled({}, [](int64_t) { return 0.5; })};
+  ExpectNativeMatchesReference(p->plan, inputs);
+  std::vector<Tensor> out = ForwardWith(Native(), p->plan, inputs);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].ToDoubles()[14], 3.5);  // relu((14 - 7) * 0.5)
 }
 
 // Elementwise producers fused into the sums and means that consume them:
 // all dims, leading dims (outer) and trailing dims (inner).
 TEST(NativeBackendTest, FusesProducersIntoSumsAndMeans) {
-  v1::Graph graph = testing::GraphFromJson(R"json({
+  auto p = Plan(R"json({
     "inputs": [{"name": "x", "meta": {"shape": [6, 40], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
     "nodes": [
       {"name": "a", "op": "aten.sin.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
@@ -241,74 +290,29 @@ TEST(NativeBackendTest, FusesProducersIntoSumsAndMeans) {
       {"name": "cols", "op": "aten.mean.dim", "args": [{"node": "d"}, {"ints": {"values": [-1]}}, {"bool": true}], "grad_mode": "GRAD_MODE_ENABLED"}
     ],
     "outputs": ["all", "rows", "cols"]})json");
-  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
-  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  auto native_artifact = CompileForward(*plan, Native());
-  ASSERT_TRUE(native_artifact.ok()) << native_artifact.status();
-  v1::NativeProgram native;
-  ASSERT_TRUE(native.ParseFromString(native_artifact->payload()));
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
   EXPECT_EQ(native.kernels_size(), 3);
   EXPECT_THAT(native.source(), HasSubstr("reduction(+ : acc)"));
   EXPECT_THAT(native.source(), HasSubstr("new double["));
-  std::vector<Tensor> results[2];
-  ReferenceBackend reference;
-  const Backend* backends[2] = {&Native(), &reference};
-  for (int b = 0; b < 2; ++b) {
-    auto artifact = CompileForward(*plan, *backends[b]);
-    ASSERT_TRUE(artifact.ok()) << artifact.status();
-    auto function = CompiledFunction::Load(*artifact, plan->metadata);
-    ASSERT_TRUE(function.ok()) << function.status();
-    Tensor x = Tensor::Contiguous({6, 40}, v1::DTYPE_FLOAT32);
-    for (int64_t i = 0; i < 240; ++i) {
-      StoreFrom<double>(x.storage_data(), x.dtype(), i, 0.01 * i - 1.0);
-    }
-    std::vector<Tensor> inputs = {x};
-    auto out = (*function)->Forward(&inputs);
-    ASSERT_TRUE(out.ok()) << out.status();
-    results[b] = out->outputs;
-  }
-  for (int j = 0; j < 3; ++j) {
-    EXPECT_EQ(testing::CompareValues(results[0][j], results[1][j]), "") << j;
-  }
+  ExpectNativeMatchesReference(
+      p->plan, {Filled({6, 40}, [](int64_t i) { return 0.01 * i - 1.0; })});
 }
 
 TEST(NativeBackendTest, ASoftmaxOverTheLastDimIsOneKernel) {
-  v1::Graph graph = testing::GraphFromJson(R"json({
+  auto p = Plan(R"json({
     "inputs": [{"name": "x", "meta": {"shape": [4, 33], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
     "nodes": [
       {"name": "s", "op": "aten._softmax.default", "args": [{"node": "x"}, {"int": -1}, {"bool": false}], "grad_mode": "GRAD_MODE_ENABLED"}
     ],
     "outputs": ["s"]})json");
-  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
-  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  std::vector<Tensor> results[2];
-  ReferenceBackend reference;
-  const Backend* backends[2] = {&Native(), &reference};
-  for (int b = 0; b < 2; ++b) {
-    auto artifact = CompileForward(*plan, *backends[b]);
-    ASSERT_TRUE(artifact.ok()) << artifact.status();
-    if (b == 0) {
-      v1::NativeProgram native;
-      ASSERT_TRUE(native.ParseFromString(artifact->payload()));
-      EXPECT_EQ(native.kernels_size(), 1);
-      EXPECT_THAT(native.source(), HasSubstr("sum += vm::exp("));
-    }
-    auto function = CompiledFunction::Load(*artifact, plan->metadata);
-    ASSERT_TRUE(function.ok()) << function.status();
-    Tensor x = Tensor::Contiguous({4, 33}, v1::DTYPE_FLOAT32);
-    for (int64_t i = 0; i < 132; ++i) {
-      StoreFrom<double>(x.storage_data(), x.dtype(), i, std::sin(0.3 * i) * 5);
-    }
-    std::vector<Tensor> inputs = {x};
-    auto out = (*function)->Forward(&inputs);
-    ASSERT_TRUE(out.ok()) << out.status();
-    results[b] = out->outputs;
-  }
-  EXPECT_EQ(testing::CompareValues(results[0][0], results[1][0]), "");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 1);
+  EXPECT_THAT(native.source(), HasSubstr("sum += vm::exp("));
+  ExpectNativeMatchesReference(
+      p->plan,
+      {Filled({4, 33}, [](int64_t i) { return std::sin(0.3 * i) * 5; })});
 }
 
 // A fused group runs at its last node: its operands stay live until then,
