@@ -15,7 +15,6 @@
 #include "core/backend/reference_backend.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
-#include "core/store/merge_operators.h"
 #include "core/store/rocksdb_store.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
@@ -25,19 +24,6 @@
 
 namespace aotcache {
 namespace {
-
-// Column family options as the store sets them (merge operators matter:
-// without them RocksDB cannot flush the counts, and the open loses data).
-rocksdb::ColumnFamilyOptions RawOptions(const std::string& name) {
-  rocksdb::ColumnFamilyOptions cf;
-  if (name == "refcounts") cf.merge_operator = NewCountMergeOperator();
-  if (name == "access") cf.merge_operator = NewAccessMergeOperator();
-  if (name == "artifacts") {
-    cf.enable_blob_files = true;
-    cf.min_blob_size = 4096;
-  }
-  return cf;
-}
 
 using ::aotcache::testing::TempDir;
 
