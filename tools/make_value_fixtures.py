@@ -86,7 +86,7 @@ def _storage(t):
 
 
 def storage_key(t):
-    """As fx_export._storage_key: equal keys <=> same memory."""
+    """As aotcache.torch_version.storage_key: equal keys <=> same memory."""
     ptr = _storage(t).data_ptr()
     if ptr == 0:  # empty storage: aliases nothing
         return ("empty", id(t))

@@ -25,6 +25,7 @@ import torch
 from torch.utils.dlpack import from_dlpack
 
 from . import fx_export
+from .torch_version import storage_of
 
 _DTYPE_NAMES = {
     torch.float32: "float32",
@@ -49,7 +50,7 @@ TANGENT_POSITION = {
 
 def spec(t: torch.Tensor) -> Tuple[int, int, List[int], List[int], int, str]:
     """The TensorSpec of t: its memory, for the C++ runtime to borrow."""
-    storage = fx_export.storage_of(t)
+    storage = storage_of(t)
     return (storage.data_ptr(), storage.nbytes() // t.element_size(), list(t.shape),
             list(t.stride()), t.storage_offset(), _DTYPE_NAMES[t.dtype])
 
@@ -67,7 +68,7 @@ def _view(base: torch.Tensor, meta) -> Optional[torch.Tensor]:
     extent = offset + sum((s - 1) * st for s, st in zip(shape, stride)) + 1
     if any(s == 0 for s in shape):
         extent = offset
-    if extent > fx_export.storage_of(base).nbytes() // base.element_size():
+    if extent > storage_of(base).nbytes() // base.element_size():
         return None
     return base.as_strided(shape, stride, offset)
 

@@ -29,136 +29,14 @@ the caller's tensors are never touched.  The metas of node results
 
 import base64
 import math
-import operator
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.fx
 
-
-class ExportError(ValueError):
-    """The function or its arguments cannot be expressed as an aotcache Graph."""
-
-
-# ---------------------------------------------------------------------------
-# torch-version-specific details.  Everything that depends on the torch
-# release lives in this block; supporting another release means changing it
-# here only.
-#
-# torch 1.13 (Debian 12):
-#   * make_fx lives in torch.fx.experimental.proxy_tensor and builds a fresh
-#     PythonKeyTracer per call; we hook PythonKeyTracer.create_node (the
-#     class attribute) for the duration of one trace.  For torch 2.x, check
-#     that make_fx still instantiates PythonKeyTracer (not verified here:
-#     only 1.13 is installed) and whether it records detach_/requires_grad_
-#     (see _RefuseUnrecorded).
-#   * real-mode make_fx records no grad-mode switches, no detach_() and no
-#     requires_grad changes; it does record autograd's own `detach` of saved
-#     outputs (relu, _softmax, amax, rsqrt ...) as dead nodes, two `detach`
-#     nodes per `.detach()`, one per `.data`.
-#   * str(OpOverload) is the printed overload form, "aten.add_.Tensor",
-#     "aten.relu.default"; multi-output results are read with
-#     operator.getitem, printed "getitem".
-#   * Tensor.untyped_storage() does not exist yet; Tensor.storage() returns a
-#     TypedStorage whose nbytes()/data_ptr() are what we need.  torch 2.x has
-#     untyped_storage() (and warns on storage()).
-#   * node.meta["tensor_meta"] (shape, stride, dtype, but no storage offset)
-#     is filled for single-tensor results only; we do not rely on it.
-# ---------------------------------------------------------------------------
-from torch.fx.experimental.proxy_tensor import make_fx as _make_fx
-from torch.overrides import TorchFunctionMode
-
-try:  # torch 1.13 and 2.x
-    from torch.fx.experimental.proxy_tensor import PythonKeyTracer as _Tracer
-except ImportError:  # pragma: no cover - future torch
-    _Tracer = None
-
-GRAD_META_KEY = "grad_enabled"
-
-
-def _trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
-    """make_fx(fn, tracing_mode="real")(*args), labelling every node with the
-    grad mode in force when the tracer created it."""
-    if _Tracer is None:
-        raise ExportError("this torch has no PythonKeyTracer; update fx_export's version block")
-    original = _Tracer.create_node
-
-    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
-        node = original(self, kind, target, args, kwargs, name, type_expr)
-        node.meta[GRAD_META_KEY] = torch.is_grad_enabled()
-        return node
-
-    _Tracer.create_node = create_node
-    try:
-        with _RefuseUnrecorded():
-            return _make_fx(fn, tracing_mode="real")(*args)
-    finally:
-        _Tracer.create_node = original
-
-
-# Tensor methods that change autograd state without reaching the dispatcher:
-# make_fx (1.13) records nothing for them, so the graph would silently
-# disagree with eager (e.g. `out.detach_()` vanishes and `out` would still
-# require grad).  Refused while tracing.
-_SET_REQUIRES_GRAD = torch.Tensor.requires_grad.__set__
-_SET_DATA = torch.Tensor.data.__set__
-
-
-class _RefuseUnrecorded(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func is torch.Tensor.detach_:
-            raise ExportError("Tensor.detach_() is not recorded by make_fx; use "
-                              "`x = x.detach()` instead")
-        if func is torch.Tensor.requires_grad_ or func == _SET_REQUIRES_GRAD:
-            flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
-            if bool(flag) != args[0].requires_grad:
-                raise ExportError("changing requires_grad inside the function is not "
-                                  "recorded by make_fx; set it on the argument instead")
-        if func == _SET_DATA:
-            raise ExportError("assigning Tensor.data inside the function is not "
-                              "recorded by make_fx")
-        return func(*args, **kwargs)
-
-
-def _op_name(target: Any) -> str:
-    """The op overload in torch's printed form, or "getitem"."""
-    if target is operator.getitem:
-        return "getitem"
-    if isinstance(target, torch._ops.OpOverload):
-        return str(target)  # "aten.add_.Tensor"
-    raise ExportError(
-        "node target %r is not an ATen op overload; make_fx should only record "
-        "OpOverloads and operator.getitem" % (target,))
-
-
-def _storage(t: torch.Tensor):
-    if hasattr(t, "untyped_storage"):  # torch >= 2.0
-        return t.untyped_storage()
-    return t.storage()  # torch 1.13: TypedStorage
-
-
-def _storage_key(t: torch.Tensor) -> Tuple[str, int]:
-    ptr = _storage(t).data_ptr()
-    if ptr == 0:  # empty storage: nothing to alias
-        return ("empty", id(t))
-    return (str(t.device), ptr)
-
-
-def _storage_numel(t: torch.Tensor) -> int:
-    """Storage size in elements of t's dtype (untyped nbytes / itemsize)."""
-    return _storage(t).nbytes() // t.element_size()
-
-storage_of = _storage
-storage_key = _storage_key
-
-# torch 1.13: functional_call is torch.nn.utils.stateless's (torch 2.x:
-# torch.func.functional_call).
-functional_call = torch.nn.utils.stateless.functional_call
-
-# --------------------------- end of version block --------------------------
-
+from .torch_version import ExportError  # noqa: F401 (part of this API)
+from .torch_version import GRAD_META_KEY, op_name, storage_key, storage_numel, trace
 
 _DTYPES = {
     torch.float32: "DTYPE_FLOAT32",
@@ -268,12 +146,12 @@ def _copy_inputs(args: List[torch.Tensor]) -> List[torch.Tensor]:
     """
     groups: Dict[Any, List[int]] = {}
     for i, t in enumerate(args):
-        groups.setdefault(_storage_key(t), []).append(i)
+        groups.setdefault(storage_key(t), []).append(i)
     out: List[Optional[torch.Tensor]] = [None] * len(args)
     by_id: Dict[int, torch.Tensor] = {}
     for idxs in groups.values():
         t0 = args[idxs[0]]
-        n = _storage_numel(t0)
+        n = storage_numel(t0)
         # Shape of the base: that of a member covering the whole storage
         # contiguously, else 1-D.
         base_shape: Tuple[int, ...] = (n,)
@@ -383,7 +261,7 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
     versions = _captured_versions(fn)
     copies = _copy_inputs(args)
     before = [c._version for c in copies]
-    gm = _trace(fn, copies)
+    gm = trace(fn, copies)
     version_moved = [c._version != v for c, v in zip(copies, before)]
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -435,10 +313,10 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
     storages = []
     inputs = []
     for ph, a in list(zip(placeholders, args)) + list(zip(lifted, lifted_values)):
-        key = _storage_key(a)
+        key = storage_key(a)
         if key not in storage_ids:
             storage_ids[key] = len(storage_ids)
-            storages.append({"id": storage_ids[key], "size": _storage_numel(a)})
+            storages.append({"id": storage_ids[key], "size": storage_numel(a)})
         inputs.append({
             "name": ph.name,
             "meta": _tensor_meta(a, "input %s" % ph.name,
@@ -475,7 +353,7 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
             raise ExportError("%s carries no grad mode; was it created outside the tracer?" % where)
         entry: Dict[str, Any] = {
             "name": n.name,
-            "op": _op_name(n.target),
+            "op": op_name(n.target),
             "args": [_argument(a, where) for a in n.args],
             "kwargs": {k: _argument(n.kwargs[k], where) for k in sorted(n.kwargs)},
             "output_meta": rec.metas.get(n.name, []),

@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 from torch.utils import _pytree as pytree
 
-from . import fx_export
+from . import fx_export, torch_version
 from ._native import Client, Error as _NativeError
 from ._runtime import CompiledEntry
 
@@ -152,7 +152,7 @@ class AotFunction:
         storages: Dict[Any, int] = {}
         for a in args:
             if isinstance(a, torch.Tensor):
-                group = storages.setdefault(fx_export.storage_key(a), len(storages))
+                group = storages.setdefault(torch_version.storage_key(a), len(storages))
                 parts.append((tuple(a.shape), a.stride(), a.storage_offset(), a.dtype,
                               a.device, a.requires_grad, a.is_leaf, group))
             elif a is None or isinstance(a, (bool, int, float, str)):
@@ -213,7 +213,7 @@ class _AotModule(torch.nn.Module):
 
         def call(*flat):
             state = dict(zip(names, flat[:len(names)]))
-            return fx_export.functional_call(module, state, tuple(flat[len(names):]))
+            return torch_version.functional_call(module, state, tuple(flat[len(names):]))
 
         call.__name__ = type(module).__name__
         self._compiled = aot_function(call, **kwargs)

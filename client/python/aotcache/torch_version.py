@@ -1,0 +1,123 @@
+"""Everything in aotcache's Python package that depends on the torch
+release: make_fx and its tracer, op names, storage access, functional_call.
+Supporting another release means changing this module only.
+
+torch 1.13 (Debian 12):
+  * make_fx lives in torch.fx.experimental.proxy_tensor and builds a fresh
+    PythonKeyTracer per call; we hook PythonKeyTracer.create_node (the
+    class attribute) for the duration of one trace.  For torch 2.x, check
+    that make_fx still instantiates PythonKeyTracer (not verified here:
+    only 1.13 is installed) and whether it records detach_/requires_grad_
+    (see _RefuseUnrecorded).
+  * real-mode make_fx records no grad-mode switches, no detach_() and no
+    requires_grad changes; it does record autograd's own `detach` of saved
+    outputs (relu, _softmax, amax, rsqrt ...) as dead nodes, two `detach`
+    nodes per `.detach()`, one per `.data`.
+  * str(OpOverload) is the printed overload form, "aten.add_.Tensor",
+    "aten.relu.default"; multi-output results are read with
+    operator.getitem, printed "getitem".
+  * Tensor.untyped_storage() does not exist yet; Tensor.storage() returns a
+    TypedStorage whose nbytes()/data_ptr() are what we need.  torch 2.x has
+    untyped_storage() (and warns on storage()).
+  * node.meta["tensor_meta"] (shape, stride, dtype, but no storage offset)
+    is filled for single-tensor results only; we do not rely on it.
+"""
+
+import operator
+from typing import Any, Callable, List, Tuple
+
+import torch
+import torch.fx
+from torch.fx.experimental.proxy_tensor import make_fx as _make_fx
+from torch.overrides import TorchFunctionMode
+
+
+class ExportError(ValueError):
+    """The function or its arguments cannot be expressed as an aotcache Graph."""
+
+
+try:  # torch 1.13 and 2.x
+    from torch.fx.experimental.proxy_tensor import PythonKeyTracer as _Tracer
+except ImportError:  # pragma: no cover - future torch
+    _Tracer = None
+
+GRAD_META_KEY = "grad_enabled"
+
+
+def trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
+    """make_fx(fn, tracing_mode="real")(*args), labelling every node with the
+    grad mode in force when the tracer created it."""
+    if _Tracer is None:
+        raise ExportError("this torch has no PythonKeyTracer; update aotcache.torch_version")
+    original = _Tracer.create_node
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = original(self, kind, target, args, kwargs, name, type_expr)
+        node.meta[GRAD_META_KEY] = torch.is_grad_enabled()
+        return node
+
+    _Tracer.create_node = create_node
+    try:
+        with _RefuseUnrecorded():
+            return _make_fx(fn, tracing_mode="real")(*args)
+    finally:
+        _Tracer.create_node = original
+
+
+# Tensor methods that change autograd state without reaching the dispatcher:
+# make_fx (1.13) records nothing for them, so the graph would silently
+# disagree with eager (e.g. `out.detach_()` vanishes and `out` would still
+# require grad).  Refused while tracing.
+_SET_REQUIRES_GRAD = torch.Tensor.requires_grad.__set__
+_SET_DATA = torch.Tensor.data.__set__
+
+
+class _RefuseUnrecorded(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.detach_:
+            raise ExportError("Tensor.detach_() is not recorded by make_fx; use "
+                              "`x = x.detach()` instead")
+        if func is torch.Tensor.requires_grad_ or func == _SET_REQUIRES_GRAD:
+            flag = args[1] if len(args) > 1 else kwargs.get("requires_grad", True)
+            if bool(flag) != args[0].requires_grad:
+                raise ExportError("changing requires_grad inside the function is not "
+                                  "recorded by make_fx; set it on the argument instead")
+        if func == _SET_DATA:
+            raise ExportError("assigning Tensor.data inside the function is not "
+                              "recorded by make_fx")
+        return func(*args, **kwargs)
+
+
+def op_name(target: Any) -> str:
+    """The op overload in torch's printed form, or "getitem"."""
+    if target is operator.getitem:
+        return "getitem"
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)  # "aten.add_.Tensor"
+    raise ExportError(
+        "node target %r is not an ATen op overload; make_fx should only record "
+        "OpOverloads and operator.getitem" % (target,))
+
+
+def storage_of(t: torch.Tensor):
+    if hasattr(t, "untyped_storage"):  # torch >= 2.0
+        return t.untyped_storage()
+    return t.storage()  # torch 1.13: TypedStorage
+
+
+def storage_key(t: torch.Tensor) -> Tuple[str, int]:
+    ptr = storage_of(t).data_ptr()
+    if ptr == 0:  # empty storage: nothing to alias
+        return ("empty", id(t))
+    return (str(t.device), ptr)
+
+
+def storage_numel(t: torch.Tensor) -> int:
+    """Storage size in elements of t's dtype (untyped nbytes / itemsize)."""
+    return storage_of(t).nbytes() // t.element_size()
+
+
+# torch 1.13: functional_call is torch.nn.utils.stateless's (torch 2.x:
+# torch.func.functional_call).
+functional_call = torch.nn.utils.stateless.functional_call
