@@ -6,95 +6,14 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/backend/native/kernel_source.h"
 
 namespace aotcache {
 namespace {
 
-// How the runtime's kernel computes each op, as a C++ expression over `a`
-// and `b` (the node's first two tensor-or-number arguments) in the result
-// type C; `alpha` is add/sub's argument 2 (a double, as in the kernel).
-struct Formula {
-  const char* op;
-  int arity;
-  const char* expr;
-  // The operands' type in the expression: the result's (as the kernels load
-  // them), double (comparisons), or where's (bool, then the result's).
-  enum class Operands {
-    kAsResult,
-    kAsDouble,
-    kWhere
-  } operands = Operands::kAsResult;
-};
-constexpr Formula kFormulas[] = {
-    {"aten.add.Tensor", 2, "static_cast<C>(a + alpha * b)"},
-    {"aten.add.Scalar", 2, "static_cast<C>(a + alpha * b)"},
-    {"aten.sub.Tensor", 2, "static_cast<C>(a - alpha * b)"},
-    {"aten.sub.Scalar", 2, "static_cast<C>(a - alpha * b)"},
-    {"aten.mul.Tensor", 2, "static_cast<C>(a * b)"},
-    {"aten.mul.Scalar", 2, "static_cast<C>(a * b)"},
-    {"aten.div.Tensor", 2, "static_cast<C>(a / b)"},
-    {"aten.div.Scalar", 2, "static_cast<C>(a / b)"},
-    {"aten.neg.default", 1, "static_cast<C>(-a)"},
-    {"aten.abs.default", 1, "static_cast<C>(a < 0 ? -a : a)"},
-    {"aten.relu.default", 1, "static_cast<C>(a != a ? a : (a > 0 ? a : C(0)))"},
-    {"aten.exp.default", 1, "static_cast<C>(vm::exp(a))"},
-    {"aten.log.default", 1, "static_cast<C>(vm::log(a))"},
-    {"aten.sin.default", 1, "static_cast<C>(vm::sin(a))"},
-    {"aten.cos.default", 1, "static_cast<C>(vm::cos(a))"},
-    {"aten.tanh.default", 1, "static_cast<C>(vm::tanh(a))"},
-    {"aten.sigmoid.default", 1, "static_cast<C>(C(1) / (C(1) + vm::exp(-a)))"},
-    {"aten.sqrt.default", 1, "static_cast<C>(vm::sqrt(a))"},
-    {"aten.rsqrt.default", 1, "static_cast<C>(C(1) / vm::sqrt(a))"},
-    {"aten.maximum.default", 2,
-     "static_cast<C>(a != a ? a : (b != b ? b : (a > b ? a : b)))"},
-    {"aten.minimum.default", 2,
-     "static_cast<C>(a != a ? a : (b != b ? b : (a < b ? a : b)))"},
-    {"aten.eq.Tensor", 2, "static_cast<C>(a == b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.eq.Scalar", 2, "static_cast<C>(a == b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.ne.Tensor", 2, "static_cast<C>(a != b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.ne.Scalar", 2, "static_cast<C>(a != b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.lt.Tensor", 2, "static_cast<C>(a < b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.lt.Scalar", 2, "static_cast<C>(a < b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.le.Tensor", 2, "static_cast<C>(a <= b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.le.Scalar", 2, "static_cast<C>(a <= b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.gt.Tensor", 2, "static_cast<C>(a > b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.gt.Scalar", 2, "static_cast<C>(a > b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.ge.Tensor", 2, "static_cast<C>(a >= b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.ge.Scalar", 2, "static_cast<C>(a >= b ? 1.0 : 0.0)",
-     Formula::Operands::kAsDouble},
-    {"aten.where.self", 3, "static_cast<C>(c ? a : b)",
-     Formula::Operands::kWhere},
-};
-
-const char* TypeName(DType d) {
-  switch (d) {
-    case v1::DTYPE_FLOAT64:
-      return "double";
-    case v1::DTYPE_BOOL:
-      return "bool";
-    default:
-      return "float";
-  }
-}
-
 const Formula* FormulaOf(const ResolvedNode& node) {
-  for (const Formula& f : kFormulas) {
-    if (node.op->qualified_name == f.op) return &f;
-  }
-  return nullptr;
+  return FindFormula(node.op->qualified_name);
 }
 
 bool IsFloating(DType d) {
@@ -196,59 +115,6 @@ bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
   return true;
 }
 
-// The math functions, declared with their OpenMP SIMD variants so that the
-// loops vectorize through glibc's libmvec (link -lmvec; GCC's builtins, and
-// its merging of sin and cos into scalar sincos, are turned off by flags).
-constexpr char kVectorMath[] = R"(extern "C" {
-#pragma omp declare simd notinbranch
-float expf(float);
-#pragma omp declare simd notinbranch
-float logf(float);
-#pragma omp declare simd notinbranch
-float sinf(float);
-#pragma omp declare simd notinbranch
-float cosf(float);
-#pragma omp declare simd notinbranch
-float tanhf(float);
-#pragma omp declare simd notinbranch
-double exp(double);
-#pragma omp declare simd notinbranch
-double log(double);
-#pragma omp declare simd notinbranch
-double sin(double);
-#pragma omp declare simd notinbranch
-double cos(double);
-#pragma omp declare simd notinbranch
-double tanh(double);
-// CBLAS (OpenBLAS): row-major 101, no transpose 111, transpose 112.
-void cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
-                 const float*, int, float, float*, int);
-void cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
-                 const double*, int, double, double*, int);
-}
-namespace vm {
-inline float exp(float x) { return expf(x); }
-inline float log(float x) { return logf(x); }
-inline float sin(float x) { return sinf(x); }
-inline float cos(float x) { return cosf(x); }
-inline float tanh(float x) { return tanhf(x); }
-inline float sqrt(float x) { return __builtin_sqrtf(x); }
-inline double exp(double x) { return ::exp(x); }
-inline double log(double x) { return ::log(x); }
-inline double sin(double x) { return ::sin(x); }
-inline double cos(double x) { return ::cos(x); }
-inline double tanh(double x) { return ::tanh(x); }
-inline double sqrt(double x) { return __builtin_sqrt(x); }
-}  // namespace vm
-
-)";
-
-std::string Literal(double x) {
-  if (std::isnan(x)) return "__builtin_nan(\"\")";
-  if (std::isinf(x)) return x > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
-  return absl::StrFormat("%.17g", x);
-}
-
 // A 2-D operand BLAS can read: row-major (stride 1 across columns) or
 // column-major (transposed). Its transpose flag and leading dimension.
 bool BlasOperand(const Meta& m, bool* transposed, int64_t* ld) {
@@ -318,100 +184,24 @@ bool LastDimSoftmax(const ResolvedGraph& g, const ResolvedNode& node,
   return true;
 }
 
-// As the runtime's kernel, in double: per row, sum(g * y), then
-// y * (g - sum).
-std::string SoftmaxBackward(int64_t rows, int64_t cols) {
-  return absl::StrCat(
-      "  (void)n;\n  const C* __restrict gi = static_cast<const "
-      "C*>(inputs[0]);\n"
-      "  const C* __restrict yi = static_cast<const C*>(inputs[1]);\n"
-      "  C* __restrict out = static_cast<C*>(output);\n"
-      "  for (int64_t r = 0; r < ",
-      rows,
-      "; ++r) {\n"
-      "    const C* g = gi + r * ",
-      cols, ";\n    const C* y = yi + r * ", cols, ";\n    C* o = out + r * ",
-      cols,
-      ";\n"
-      "    double sum = 0;\n#pragma omp simd reduction(+ : sum)\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c)\n"
-      "      sum += static_cast<double>(g[c]) * static_cast<double>(y[c]);\n"
-      "#pragma omp simd\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c)\n"
-      "      o[c] = static_cast<C>(static_cast<double>(y[c]) *\n"
-      "                            (static_cast<double>(g[c]) - sum));\n"
-      "  }\n");
-}
-
-// As the runtime's kernel: per row, in double, the max (NaN skipped, as
-// std::max does), the sum of exp(x - max), then exp(x - max) / sum.
-std::string Softmax(int64_t rows, int64_t cols) {
-  return absl::StrCat(
-      "  (void)n;\n  const C* __restrict in = static_cast<const "
-      "C*>(inputs[0]);\n"
-      "  C* __restrict out = static_cast<C*>(output);\n"
-      "  for (int64_t r = 0; r < ",
-      rows,
-      "; ++r) {\n"
-      "    const C* x = in + r * ",
-      cols, ";\n    C* y = out + r * ", cols,
-      ";\n"
-      "    double mx = -__builtin_inf();\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c) {\n"
-      "      const double v = static_cast<double>(x[c]);\n"
-      "      mx = mx < v ? v : mx;\n    }\n"
-      "    double sum = 0;\n#pragma omp simd reduction(+ : sum)\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c)\n"
-      "      sum += vm::exp(static_cast<double>(x[c]) - mx);\n"
-      "#pragma omp simd\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c)\n"
-      "      y[c] = static_cast<C>(vm::exp(static_cast<double>(x[c]) - mx) / "
-      "sum);\n"
-      "  }\n");
-}
-
-std::string Gemm(const ResolvedGraph& g, const ResolvedNode& node) {
-  const bool addmm = node.op->qualified_name == "aten.addmm.default";
+GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node) {
+  GemmShape s;
+  s.addmm = node.op->qualified_name == "aten.addmm.default";
   const Meta& out = g.values[node.results[0]].meta;
-  const Meta& a = g.values[node.args[addmm ? 1 : 0].values[0]].meta;
-  const Meta& b = g.values[node.args[addmm ? 2 : 1].values[0]].meta;
-  bool ta, tb;
-  int64_t lda, ldb;
-  BlasOperand(a, &ta, &lda);
-  BlasOperand(b, &tb, &ldb);
-  const int64_t m = out.shape[0], n = out.shape[1], k = a.shape[1];
-  std::string body;
-  double beta = 0, alpha = 1;
-  const int in_a = addmm ? 1 : 0;
-  if (addmm) {
-    beta = node.args[3].AsDouble();
-    alpha = node.args[4].AsDouble();
-    const Meta& bias = g.values[node.args[0].values[0]].meta;
-    absl::StrAppend(
-        &body, "  const C* bias = static_cast<const C*>(inputs[0]);\n",
-        "  for (int64_t i = 0; i < ", m, "; ++i)\n",
-        "    for (int64_t j = 0; j < ", n, "; ++j)\n", "      out[i * ", n,
-        " + j] = bias[",
-        bias.shape.size() == 1 ? "j" : absl::StrCat("i * ", n, " + j"), "];\n");
+  const Meta& a = g.values[node.args[s.addmm ? 1 : 0].values[0]].meta;
+  const Meta& b = g.values[node.args[s.addmm ? 2 : 1].values[0]].meta;
+  BlasOperand(a, &s.transpose_a, &s.lda);
+  BlasOperand(b, &s.transpose_b, &s.ldb);
+  s.f64 = out.dtype == v1::DTYPE_FLOAT64;
+  s.m = out.shape[0];
+  s.n = out.shape[1];
+  s.k = a.shape[1];
+  if (s.addmm) {
+    s.beta = node.args[3].AsDouble();
+    s.alpha = node.args[4].AsDouble();
+    s.bias_is_row = g.values[node.args[0].values[0]].meta.shape.size() == 1;
   }
-  const bool f64 = out.dtype == v1::DTYPE_FLOAT64;
-  absl::StrAppend(&body, "  ", f64 ? "cblas_dgemm" : "cblas_sgemm", "(101, ",
-                  ta ? 112 : 111, ", ", tb ? 112 : 111, ", ", m, ", ", n, ", ",
-                  k, ", ", Literal(alpha), ", static_cast<const C*>(inputs[",
-                  in_a, "]), ", lda, ", static_cast<const C*>(inputs[",
-                  in_a + 1, "]), ", ldb, ", ", addmm ? Literal(beta) : "0.0",
-                  ", out, ", n, ");\n");
-  return body;
+  return s;
 }
 
 }  // namespace
@@ -511,7 +301,7 @@ namespace {
 void EmitNode(const ResolvedGraph& g, const ResolvedNode& node,
               std::map<int, std::string>& names, std::string& out) {
   const Formula& f = *FormulaOf(node);
-  const char* r = TypeName(g.values[node.results[0]].meta.dtype);
+  const char* r = CppTypeName(g.values[node.results[0]].meta.dtype);
   // Each operand converted as the runtime's kernel loads it.
   std::vector<std::string> types(3, r);
   if (f.operands == Formula::Operands::kAsDouble) {
@@ -523,12 +313,13 @@ void EmitNode(const ResolvedGraph& g, const ResolvedNode& node,
   for (int k = 0; k < f.arity; ++k) {
     const BoundArg& a = node.args[k];
     // A number is converted as the kernel loads it.
-    std::string v = a.is_number() ? Literal(a.AsDouble()) : names[a.values[0]];
+    std::string v =
+        a.is_number() ? CppLiteral(a.AsDouble()) : names[a.values[0]];
     operands.push_back(absl::StrCat("static_cast<", types[k], ">(", v, ")"));
   }
   std::string alpha = node.args.size() > 2 && node.args[2].is_number() &&
                               f.operands == Formula::Operands::kAsResult
-                          ? Literal(node.args[2].AsDouble())
+                          ? CppLiteral(node.args[2].AsDouble())
                           : "1.0";
   const bool where = f.operands == Formula::Operands::kWhere;
   std::string params =
@@ -555,10 +346,10 @@ std::string GenerateKernels(const ResolvedGraph& g,
       "// Generated by aotcache's native backend: one loop per group of\n"
       "// elementwise nodes.\n"
       "#include <cstdint>\n\n",
-      kVectorMath);
+      KernelPreamble());
   for (size_t i = 0; i < groups.size(); ++i) {
     const FusedGroup& group = groups[i];
-    const char* c = TypeName(g.values[group.output].meta.dtype);
+    const char* c = CppTypeName(g.values[group.output].meta.dtype);
     absl::StrAppend(&out, "extern \"C\" void aotcache_kernel_", i,
                     "(const void* const* inputs, void* output, int64_t n) {\n",
                     "  using C = ", c, ";\n");
@@ -566,15 +357,15 @@ std::string GenerateKernels(const ResolvedGraph& g,
       int64_t rows, cols;
       LastDimSoftmax(g, g.nodes[group.nodes[0]], group.softmax_backward, &rows,
                      &cols);
-      absl::StrAppend(
-          &out,
-          group.softmax ? Softmax(rows, cols) : SoftmaxBackward(rows, cols),
-          "}\n\n");
+      absl::StrAppend(&out,
+                      group.softmax ? SoftmaxSource(rows, cols)
+                                    : SoftmaxBackwardSource(rows, cols),
+                      "}\n\n");
       continue;
     }
     if (group.matmul) {
       absl::StrAppend(&out, "  (void)n;\n  C* out = static_cast<C*>(output);\n",
-                      Gemm(g, g.nodes[group.nodes[0]]), "}\n\n");
+                      GemmSource(GemmOf(g, g.nodes[group.nodes[0]])), "}\n\n");
       continue;
     }
     std::optional<Reduction> reduction;
@@ -592,7 +383,7 @@ std::string GenerateKernels(const ResolvedGraph& g,
       const bool scalar =
           ScalarLike(m) && !(m.IsContiguous() && m.numel() == loop_numel);
       names[group.inputs[k]] = absl::StrCat("in", k, scalar ? "[0]" : "[i]");
-      const char* t = TypeName(g.values[group.inputs[k]].meta.dtype);
+      const char* t = CppTypeName(g.values[group.inputs[k]].meta.dtype);
       absl::StrAppend(&out, "  const ", t, "* __restrict in", k,
                       " = static_cast<const ", t, "*>(inputs[", k, "]);\n");
     }

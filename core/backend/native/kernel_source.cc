@@ -1,0 +1,221 @@
+#include "core/backend/native/kernel_source.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace aotcache {
+namespace {
+
+constexpr Formula kFormulas[] = {
+    {"aten.add.Tensor", 2, "static_cast<C>(a + alpha * b)"},
+    {"aten.add.Scalar", 2, "static_cast<C>(a + alpha * b)"},
+    {"aten.sub.Tensor", 2, "static_cast<C>(a - alpha * b)"},
+    {"aten.sub.Scalar", 2, "static_cast<C>(a - alpha * b)"},
+    {"aten.mul.Tensor", 2, "static_cast<C>(a * b)"},
+    {"aten.mul.Scalar", 2, "static_cast<C>(a * b)"},
+    {"aten.div.Tensor", 2, "static_cast<C>(a / b)"},
+    {"aten.div.Scalar", 2, "static_cast<C>(a / b)"},
+    {"aten.neg.default", 1, "static_cast<C>(-a)"},
+    {"aten.abs.default", 1, "static_cast<C>(a < 0 ? -a : a)"},
+    {"aten.relu.default", 1, "static_cast<C>(a != a ? a : (a > 0 ? a : C(0)))"},
+    {"aten.exp.default", 1, "static_cast<C>(vm::exp(a))"},
+    {"aten.log.default", 1, "static_cast<C>(vm::log(a))"},
+    {"aten.sin.default", 1, "static_cast<C>(vm::sin(a))"},
+    {"aten.cos.default", 1, "static_cast<C>(vm::cos(a))"},
+    {"aten.tanh.default", 1, "static_cast<C>(vm::tanh(a))"},
+    {"aten.sigmoid.default", 1, "static_cast<C>(C(1) / (C(1) + vm::exp(-a)))"},
+    {"aten.sqrt.default", 1, "static_cast<C>(vm::sqrt(a))"},
+    {"aten.rsqrt.default", 1, "static_cast<C>(C(1) / vm::sqrt(a))"},
+    {"aten.maximum.default", 2,
+     "static_cast<C>(a != a ? a : (b != b ? b : (a > b ? a : b)))"},
+    {"aten.minimum.default", 2,
+     "static_cast<C>(a != a ? a : (b != b ? b : (a < b ? a : b)))"},
+    {"aten.eq.Tensor", 2, "static_cast<C>(a == b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.eq.Scalar", 2, "static_cast<C>(a == b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.ne.Tensor", 2, "static_cast<C>(a != b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.ne.Scalar", 2, "static_cast<C>(a != b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.lt.Tensor", 2, "static_cast<C>(a < b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.lt.Scalar", 2, "static_cast<C>(a < b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.le.Tensor", 2, "static_cast<C>(a <= b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.le.Scalar", 2, "static_cast<C>(a <= b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.gt.Tensor", 2, "static_cast<C>(a > b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.gt.Scalar", 2, "static_cast<C>(a > b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.ge.Tensor", 2, "static_cast<C>(a >= b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.ge.Scalar", 2, "static_cast<C>(a >= b ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
+    {"aten.where.self", 3, "static_cast<C>(c ? a : b)",
+     Formula::Operands::kWhere},
+};
+
+// The math functions, declared with their OpenMP SIMD variants so that the
+// loops vectorize through glibc's libmvec (link -lmvec; GCC's builtins, and
+// its merging of sin and cos into scalar sincos, are turned off by flags).
+constexpr char kPreamble[] = R"(extern "C" {
+#pragma omp declare simd notinbranch
+float expf(float);
+#pragma omp declare simd notinbranch
+float logf(float);
+#pragma omp declare simd notinbranch
+float sinf(float);
+#pragma omp declare simd notinbranch
+float cosf(float);
+#pragma omp declare simd notinbranch
+float tanhf(float);
+#pragma omp declare simd notinbranch
+double exp(double);
+#pragma omp declare simd notinbranch
+double log(double);
+#pragma omp declare simd notinbranch
+double sin(double);
+#pragma omp declare simd notinbranch
+double cos(double);
+#pragma omp declare simd notinbranch
+double tanh(double);
+// CBLAS (OpenBLAS): row-major 101, no transpose 111, transpose 112.
+void cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
+                 const float*, int, float, float*, int);
+void cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
+                 const double*, int, double, double*, int);
+}
+namespace vm {
+inline float exp(float x) { return expf(x); }
+inline float log(float x) { return logf(x); }
+inline float sin(float x) { return sinf(x); }
+inline float cos(float x) { return cosf(x); }
+inline float tanh(float x) { return tanhf(x); }
+inline float sqrt(float x) { return __builtin_sqrtf(x); }
+inline double exp(double x) { return ::exp(x); }
+inline double log(double x) { return ::log(x); }
+inline double sin(double x) { return ::sin(x); }
+inline double cos(double x) { return ::cos(x); }
+inline double tanh(double x) { return ::tanh(x); }
+inline double sqrt(double x) { return __builtin_sqrt(x); }
+}  // namespace vm
+
+)";
+
+}  // namespace
+
+const Formula* FindFormula(absl::string_view op) {
+  for (const Formula& f : kFormulas) {
+    if (op == f.op) return &f;
+  }
+  return nullptr;
+}
+
+const char* CppTypeName(DType d) {
+  switch (d) {
+    case v1::DTYPE_FLOAT64:
+      return "double";
+    case v1::DTYPE_BOOL:
+      return "bool";
+    default:
+      return "float";
+  }
+}
+
+std::string KernelPreamble() { return kPreamble; }
+
+std::string CppLiteral(double x) {
+  if (std::isnan(x)) return "__builtin_nan(\"\")";
+  if (std::isinf(x)) return x > 0 ? "__builtin_inf()" : "(-__builtin_inf())";
+  return absl::StrFormat("%.17g", x);
+}
+
+std::string GemmSource(const GemmShape& s) {
+  std::string body;
+  const int in_a = s.addmm ? 1 : 0;
+  if (s.addmm) {
+    absl::StrAppend(
+        &body, "  const C* bias = static_cast<const C*>(inputs[0]);\n",
+        "  for (int64_t i = 0; i < ", s.m, "; ++i)\n",
+        "    for (int64_t j = 0; j < ", s.n, "; ++j)\n", "      out[i * ", s.n,
+        " + j] = bias[",
+        s.bias_is_row ? "j" : absl::StrCat("i * ", s.n, " + j"), "];\n");
+  }
+  absl::StrAppend(&body, "  ", s.f64 ? "cblas_dgemm" : "cblas_sgemm", "(101, ",
+                  s.transpose_a ? 112 : 111, ", ", s.transpose_b ? 112 : 111,
+                  ", ", s.m, ", ", s.n, ", ", s.k, ", ", CppLiteral(s.alpha),
+                  ", static_cast<const C*>(inputs[", in_a, "]), ", s.lda,
+                  ", static_cast<const C*>(inputs[", in_a + 1, "]), ", s.ldb,
+                  ", ", s.addmm ? CppLiteral(s.beta) : "0.0", ", out, ", s.n,
+                  ");\n");
+  return body;
+}
+
+// As the runtime's kernel, in double: per row, sum(g * y), then
+// y * (g - sum).
+std::string SoftmaxBackwardSource(int64_t rows, int64_t cols) {
+  return absl::StrCat(
+      "  (void)n;\n  const C* __restrict gi = static_cast<const "
+      "C*>(inputs[0]);\n"
+      "  const C* __restrict yi = static_cast<const C*>(inputs[1]);\n"
+      "  C* __restrict out = static_cast<C*>(output);\n"
+      "  for (int64_t r = 0; r < ",
+      rows,
+      "; ++r) {\n"
+      "    const C* g = gi + r * ",
+      cols, ";\n    const C* y = yi + r * ", cols, ";\n    C* o = out + r * ",
+      cols,
+      ";\n"
+      "    double sum = 0;\n#pragma omp simd reduction(+ : sum)\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c)\n"
+      "      sum += static_cast<double>(g[c]) * static_cast<double>(y[c]);\n"
+      "#pragma omp simd\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c)\n"
+      "      o[c] = static_cast<C>(static_cast<double>(y[c]) *\n"
+      "                            (static_cast<double>(g[c]) - sum));\n"
+      "  }\n");
+}
+
+// As the runtime's kernel: per row, in double, the max (NaN skipped, as
+// std::max does), the sum of exp(x - max), then exp(x - max) / sum.
+std::string SoftmaxSource(int64_t rows, int64_t cols) {
+  return absl::StrCat(
+      "  (void)n;\n  const C* __restrict in = static_cast<const "
+      "C*>(inputs[0]);\n"
+      "  C* __restrict out = static_cast<C*>(output);\n"
+      "  for (int64_t r = 0; r < ",
+      rows,
+      "; ++r) {\n"
+      "    const C* x = in + r * ",
+      cols, ";\n    C* y = out + r * ", cols,
+      ";\n"
+      "    double mx = -__builtin_inf();\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c) {\n"
+      "      const double v = static_cast<double>(x[c]);\n"
+      "      mx = mx < v ? v : mx;\n    }\n"
+      "    double sum = 0;\n#pragma omp simd reduction(+ : sum)\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c)\n"
+      "      sum += vm::exp(static_cast<double>(x[c]) - mx);\n"
+      "#pragma omp simd\n"
+      "    for (int64_t c = 0; c < ",
+      cols,
+      "; ++c)\n"
+      "      y[c] = static_cast<C>(vm::exp(static_cast<double>(x[c]) - mx) / "
+      "sum);\n"
+      "  }\n");
+}
+
+}  // namespace aotcache

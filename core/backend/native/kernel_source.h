@@ -1,0 +1,69 @@
+// The fixed parts of the native backend's generated C++ (fusion.h puts
+// them together): the formula of each elementwise op, the preamble every
+// source starts with (vector math through libmvec, CBLAS), number literals,
+// and the bodies of the kernels that are not elementwise loops (matrix
+// products through BLAS, softmax). Bodies run inside `extern "C" void
+// k(const void* const* inputs, void* output, int64_t n)` with `using C =
+// <the output's type>;`.
+// Thread-safety: pure functions.
+#ifndef AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
+#define AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "core/graph/dtype.h"
+
+namespace aotcache {
+
+// How the runtime's kernel computes each op, as a C++ expression over `a`
+// and `b` (the node's first two tensor-or-number arguments) in the result
+// type C; `alpha` is add/sub's argument 2 (a double, as in the kernel).
+struct Formula {
+  const char* op;
+  int arity;
+  const char* expr;
+  // The operands' type in the expression: the result's (as the kernels load
+  // them), double (comparisons), or where's (bool, then the result's).
+  enum class Operands {
+    kAsResult,
+    kAsDouble,
+    kWhere
+  } operands = Operands::kAsResult;
+};
+
+// The formula of an elementwise op ("aten.add.Tensor"), or nullptr.
+const Formula* FindFormula(absl::string_view op);
+
+// "float", "double" or "bool".
+const char* CppTypeName(DType dtype);
+
+// Declarations of the math functions with their OpenMP SIMD variants, of
+// cblas_sgemm/dgemm, and namespace vm (exp, log, sin, cos, tanh, sqrt for
+// float and double).
+std::string KernelPreamble();
+
+// `x` as a C++ double expression (inf and NaN included).
+std::string CppLiteral(double x);
+
+// out = beta * bias + alpha * op(a) op(b), row-major [m, n]; inputs are
+// (bias,) a, b.
+struct GemmShape {
+  bool f64 = false;
+  bool addmm = false;
+  bool bias_is_row = false;  // Bias [n], else [m, n].
+  bool transpose_a = false, transpose_b = false;
+  int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0;
+  double alpha = 1, beta = 0;
+};
+std::string GemmSource(const GemmShape& shape);
+
+// Softmax over rows of `cols` (input 0), and its backward (inputs: the
+// output's gradient, the output), in double as the runtime's kernels.
+std::string SoftmaxSource(int64_t rows, int64_t cols);
+std::string SoftmaxBackwardSource(int64_t rows, int64_t cols);
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
