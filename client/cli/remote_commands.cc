@@ -14,11 +14,11 @@
 #include "client/cli/compile_command.h"
 #include "client/cli/read_graph.h"
 #include "client/cpp/channel.h"
+#include "core/graph/graph_json.h"
 #include "core/key/digest.h"
 #include "core/key/host_target.h"
 #include "core/paths/data_dir.h"
 #include "google/protobuf/text_format.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace aotcache {
 namespace {
@@ -60,16 +60,6 @@ bool ParseKey(const std::string& hex, std::string* key) {
   }
   *key = absl::HexStringToBytes(hex);
   return true;
-}
-
-std::string ToJson(const google::protobuf::Message& message) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = true;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;  // Zeros too.
-  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
-  return json;
 }
 
 // One line per message: the names of its fields that are set, with values
@@ -154,12 +144,13 @@ class Remote {
     if (inv.json) {
       response.mutable_forward()->clear_payload();
       if (!inv.backward) {
-        out_ << ToJson(response);
+        out_ << ToJson(response, /*print_defaults=*/true);
         return 0;
       }
       backward.mutable_backward()->clear_payload();
-      out_ << "{\"compile\": " << ToJson(response)
-           << ",\n\"get_backward\": " << ToJson(backward) << "}\n";
+      out_ << "{\"compile\": " << ToJson(response, /*print_defaults=*/true)
+           << ",\n\"get_backward\": "
+           << ToJson(backward, /*print_defaults=*/true) << "}\n";
       return 0;
     }
     out_ << "key:      " << absl::BytesToHexString(response.key()) << "\n"
@@ -188,7 +179,7 @@ class Remote {
         admin_->Stats(Context(10).get(), v1::StatsRequest(), &s);
     if (!status.ok()) return Fail(status);
     if (inv.json) {
-      out_ << ToJson(s);
+      out_ << ToJson(s, /*print_defaults=*/true);
       return 0;
     }
     out_ << absl::StrFormat(
@@ -220,7 +211,7 @@ class Remote {
       request.set_page_token(page.next_page_token());
     } while (!request.page_token().empty());
     if (inv.json) {
-      out_ << ToJson(all);
+      out_ << ToJson(all, /*print_defaults=*/true);
       return 0;
     }
     out_ << absl::StrFormat("%-64s  %-15s  %-12s %9s  %-12s %9s  %6s\n", "KEY",
@@ -287,7 +278,7 @@ class Remote {
     if (inv.json) {
       e.clear_graph();
       e.clear_backward_graph();
-      out_ << ToJson(e);
+      out_ << ToJson(e, /*print_defaults=*/true);
       return 0;
     }
     out_ << "key:       " << absl::BytesToHexString(e.key()) << "\n"
@@ -338,7 +329,7 @@ class Remote {
         admin_->Verify(Context(3600).get(), v1::VerifyRequest(), &response);
     if (!status.ok()) return Fail(status);
     if (inv.json) {
-      out_ << ToJson(response);
+      out_ << ToJson(response, /*print_defaults=*/true);
     } else {
       out_ << "checked " << response.checked() << " artifacts, "
            << response.corrupt_size() << " corrupt\n";

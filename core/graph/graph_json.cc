@@ -20,10 +20,12 @@ absl::Status ParseJson(absl::string_view json,
   return absl::OkStatus();
 }
 
-std::string ToJson(const google::protobuf::Message& message) {
+std::string ToJson(const google::protobuf::Message& message,
+                   bool print_defaults) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = print_defaults;
   std::string out;
   // Printing a valid message cannot fail.
   (void)google::protobuf::util::MessageToJsonString(message, &out, options);

@@ -17,8 +17,10 @@ namespace aotcache {
 absl::Status ParseJson(absl::string_view json,
                        google::protobuf::Message* message);
 
-// Pretty-printed, fields in declaration order, snake_case names.
-std::string ToJson(const google::protobuf::Message& message);
+// Pretty-printed, fields in declaration order, snake_case names; with
+// `print_defaults`, fields at their default (zeros, false) too.
+std::string ToJson(const google::protobuf::Message& message,
+                   bool print_defaults = false);
 
 }  // namespace aotcache
 

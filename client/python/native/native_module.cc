@@ -26,7 +26,7 @@
 #include "aotcache/v1/service.pb.h"
 #include "client/cpp/client.h"
 #include "core/graph/dtype.h"
-#include "google/protobuf/util/json_util.h"
+#include "core/graph/graph_json.h"
 
 namespace py = pybind11;
 
@@ -154,15 +154,6 @@ py::list ToPythonList(const std::vector<std::optional<Tensor>>& ts,
   return out;
 }
 
-std::string ToJson(const google::protobuf::Message& m) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  options.always_print_primitive_fields = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
-  return json;
-}
-
 std::string StatusName(v1::CompileStatus s) {
   switch (s) {
     case v1::COMPILE_STATUS_HIT:
@@ -206,10 +197,10 @@ class Function {
   std::string bypass_reason() const { return f_->bypass_reason(); }
   std::string fallback_reason() const { return f_->fallback_reason(); }
   std::string metadata_json() const {
-    return ToJson(f_->function().metadata());
+    return ToJson(f_->function().metadata(), /*print_defaults=*/true);
   }
   std::string convention_json() const {
-    return ToJson(f_->function().forward_convention());
+    return ToJson(f_->function().forward_convention(), /*print_defaults=*/true);
   }
 
   // The forward artifact's raw results for `args` (the function's inputs).
@@ -261,12 +252,7 @@ class PyClient {
   // `graph_json`: an aotcache.v1.Graph in proto3 JSON (fx_export's form).
   Function Compile(const std::string& graph_json) {
     v1::Graph graph;
-    auto parsed =
-        google::protobuf::util::JsonStringToMessage(graph_json, &graph);
-    if (!parsed.ok()) {
-      throw Error(absl::InvalidArgumentError(
-          "the exported graph does not parse: " + parsed.ToString()));
-    }
+    Check(ParseJson(graph_json, &graph));
     absl::StatusOr<std::unique_ptr<CachedFunction>> f;
     {
       py::gil_scoped_release release;
