@@ -3,6 +3,7 @@
 #include <cstring>
 #include <random>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/graph/validate.h"
 #include "core/runtime/strided.h"
@@ -155,6 +156,22 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
   return e;
 }
 
+GraphExecutor::Arenas GraphExecutor::TakeArenas() const {
+  {
+    absl::MutexLock lock(&arenas_mu_);
+    if (!spare_arenas_.empty()) {
+      Arenas arenas = std::move(spare_arenas_.back());
+      spare_arenas_.pop_back();
+      return arenas;
+    }
+  }
+  Arenas arenas;
+  for (int64_t bytes : slot_bytes_) {
+    arenas.emplace_back(new char[std::max<int64_t>(bytes, 1)]);
+  }
+  return arenas;
+}
+
 absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
     const std::vector<Tensor>& inputs, uint64_t seed) const {
   const ResolvedGraph& g = resolved_;
@@ -175,10 +192,13 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
     values[g.ConstantValue(c)] = constants_[c];
   }
   std::mt19937_64 rng(seed);
-  std::vector<std::unique_ptr<char[]>> arenas;
-  for (int64_t bytes : slot_bytes_) {
-    arenas.push_back(std::make_unique<char[]>(std::max<int64_t>(bytes, 1)));
-  }
+  // Nothing a Run returns lies in its arenas (the plan gives outputs
+  // memory of their own), so they are free for the next Run.
+  Arenas arenas = TakeArenas();
+  absl::Cleanup give_back = [&] {
+    absl::MutexLock lock(&arenas_mu_);
+    spare_arenas_.push_back(std::move(arenas));
+  };
   size_t flat_result = 0;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
@@ -189,7 +209,7 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
         int slot = result_slot_.empty() ? -1 : result_slot_[flat_result];
         Tensor out =
             slot >= 0 ? Tensor::Borrow(arenas[slot].get(), m.StorageExtent(), m)
-                      : Tensor::Zeros(m);
+                      : Tensor::Uninitialized(m);
         std::vector<const void*> in;
         for (int v : f.inputs) {
           const Tensor& t = values[v];

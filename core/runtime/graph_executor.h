@@ -3,6 +3,7 @@
 // and original ones alike: an in-place op computes its functional
 // counterpart and writes the result into `self`'s memory, as eager does.
 // Thread-safety: Run is const and may be called from several threads.
+// Planned memory is kept between Runs and reused.
 #ifndef AOTCACHE_CORE_RUNTIME_GRAPH_EXECUTOR_H_
 #define AOTCACHE_CORE_RUNTIME_GRAPH_EXECUTOR_H_
 
@@ -10,7 +11,9 @@
 #include <memory>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "aotcache/v1/artifact.pb.h"
 #include "aotcache/v1/graph.pb.h"
 #include "core/graph/resolved_graph.h"
@@ -52,7 +55,11 @@ class GraphExecutor {
                                           uint64_t seed = 0) const;
 
  private:
+  using Arenas = std::vector<std::unique_ptr<char[]>>;  // One per slot.
+
   GraphExecutor() = default;
+  // Planned memory for one Run: a spare set, or a new one.
+  Arenas TakeArenas() const;
 
   // Constant after construction. resolved_ points into graph_, which is
   // heap-allocated so the pointer survives moves of the executor.
@@ -64,6 +71,10 @@ class GraphExecutor {
   // The buffer plan (empty: every result gets memory of its own).
   std::vector<int> result_slot_;  // Per result, flat over nodes.
   std::vector<int64_t> slot_bytes_;
+  // Arenas of finished Runs, reused so that their pages stay mapped: at
+  // most one set per Run that was ever in flight at once.
+  mutable absl::Mutex arenas_mu_;
+  mutable std::vector<Arenas> spare_arenas_ ABSL_GUARDED_BY(arenas_mu_);
   // Per node: kNotFused, kInsideFused (not run), or the fused kernel whose
   // output it computes.
   static constexpr int kNotFused = -1;

@@ -1,21 +1,28 @@
 #include "core/runtime/tensor.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "core/runtime/strided.h"
 
 namespace aotcache {
 
-Tensor Tensor::Zeros(const Meta& meta) {
+Tensor Tensor::Allocate(const Meta& meta, bool zeroed) {
   auto storage = std::make_shared<Storage>();
   storage->elements = meta.StorageExtent();
-  int64_t bytes =
-      std::max<int64_t>(storage->elements, 1) * ItemSize(meta.dtype);
-  storage->owned = std::make_unique<char[]>(bytes);
-  std::memset(storage->owned.get(), 0, bytes);
+  size_t bytes = std::max<int64_t>(storage->elements, 1) * ItemSize(meta.dtype);
+  // calloc gets fresh pages zeroed by the kernel without touching them.
+  void* memory = zeroed ? std::calloc(bytes, 1) : std::malloc(bytes);
+  if (memory == nullptr) throw std::bad_alloc();
+  storage->owned.reset(static_cast<char*>(memory));
   storage->data = storage->owned.get();
   return Tensor(std::move(storage), meta);
 }
+
+Tensor Tensor::Zeros(const Meta& meta) { return Allocate(meta, true); }
+
+Tensor Tensor::Uninitialized(const Meta& meta) { return Allocate(meta, false); }
 
 Tensor Tensor::Contiguous(std::vector<int64_t> shape, DType dtype) {
   return Zeros(ContiguousMeta(std::move(shape), dtype));

@@ -7,6 +7,7 @@
 #define AOTCACHE_CORE_RUNTIME_TENSOR_H_
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ class Tensor {
   // fresh storage just large enough.
   static Tensor Zeros(const Meta& meta);
   static Tensor Contiguous(std::vector<int64_t> shape, DType dtype);
+  // The same without the zeros, for a result written in full.
+  static Tensor Uninitialized(const Meta& meta);
   // A tensor over caller memory of `storage_elements` elements, which must
   // outlive every Tensor made from it.
   static Tensor Borrow(void* storage, int64_t storage_elements, Meta meta);
@@ -49,12 +52,16 @@ class Tensor {
   std::vector<double> ToDoubles() const;
 
  private:
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
   struct Storage {
-    std::unique_ptr<char[]> owned;  // Null when borrowed.
+    std::unique_ptr<char, Free> owned;  // Null when borrowed.
     char* data = nullptr;
     int64_t elements = 0;
   };
 
+  static Tensor Allocate(const Meta& meta, bool zeroed);
   Tensor(std::shared_ptr<Storage> storage, Meta meta)
       : storage_(std::move(storage)), meta_(std::move(meta)) {}
 

@@ -240,6 +240,12 @@ class Function {
   std::unique_ptr<CachedFunction> f_;
 };
 
+v1::Graph ParseGraph(const std::string& graph_json) {
+  v1::Graph graph;
+  Check(ParseJson(graph_json, &graph));
+  return graph;
+}
+
 class PyClient {
  public:
   PyClient(const std::string& server, const std::string& artifact_dir) {
@@ -251,8 +257,10 @@ class PyClient {
 
   // `graph_json`: an aotcache.v1.Graph in proto3 JSON (fx_export's form).
   Function Compile(const std::string& graph_json) {
-    v1::Graph graph;
-    Check(ParseJson(graph_json, &graph));
+    return CompileParsed(ParseGraph(graph_json));
+  }
+
+  Function CompileParsed(const v1::Graph& graph) {
     absl::StatusOr<std::unique_ptr<CachedFunction>> f;
     {
       py::gil_scoped_release release;
@@ -285,6 +293,9 @@ PYBIND11_MODULE(_native, m) {
   using aotcache::PyClient;
   m.doc() = "aotcache's C++ client and runtime (see aotcache.torch).";
   py::register_exception<aotcache::Error>(m, "Error");
+  // A graph parsed once, for callers that compile it again and again.
+  py::class_<aotcache::v1::Graph>(m, "Graph");
+  m.def("parse_graph", &aotcache::ParseGraph);
   py::class_<Function>(m, "Function")
       .def_property_readonly("key", &Function::key)
       .def_property_readonly("mode", &Function::mode)
@@ -301,6 +312,7 @@ PYBIND11_MODULE(_native, m) {
       .def(py::init<const std::string&, const std::string&>(),
            py::arg("server") = "", py::arg("artifact_dir") = "")
       .def("compile", &PyClient::Compile)
+      .def("compile", &PyClient::CompileParsed)
       .def_property_readonly("target", &PyClient::target)
       .def("counters", &PyClient::counters);
 }
