@@ -21,7 +21,7 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> LoadNative(
       GraphExecutor::FusedKernel f;
       f.nodes.assign(k.nodes().begin(), k.nodes().end());
       f.inputs.assign(k.inputs().begin(), k.inputs().end());
-      f.output = k.output();
+      f.outputs.assign(k.outputs().begin(), k.outputs().end());
       f.any_layout = k.any_layout();
       AOTCACHE_ASSIGN_OR_RETURN(void* fn, FindSymbol(handle, k.symbol()));
       f.fn = reinterpret_cast<decltype(f.fn)>(fn);

@@ -1,5 +1,6 @@
 #include "core/runtime/graph_executor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -96,22 +97,23 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
     if (f.fn == nullptr || f.nodes.empty()) {
       return absl::InvalidArgumentError("a fused kernel without a function");
     }
+    const int sink = f.nodes.back();
     for (int n : f.nodes) {
       if (n < 0 || n >= static_cast<int>(g.nodes.size()) ||
-          e->fused_role_[n] != kNotFused || g.nodes[n].results.size() != 1) {
+          e->fused_role_[n] != kNotFused ||
+          (n != sink && g.nodes[n].results.size() != 1)) {
         return absl::InvalidArgumentError("a fused kernel's nodes overlap");
       }
       e->fused_role_[n] = kInsideFused;
       group_of_node[n] = static_cast<int>(k);
-      group_of_value[g.nodes[n].results[0]] = static_cast<int>(k);
+      for (int v : g.nodes[n].results) group_of_value[v] = static_cast<int>(k);
     }
-    const int sink = f.nodes.back();
-    if (g.nodes[sink].results[0] != f.output) {
+    if (g.nodes[sink].results != f.outputs) {
       return absl::InvalidArgumentError(
-          "a fused kernel's output is not its sink's");
+          "a fused kernel's outputs are not its sink's results");
     }
     e->fused_role_[sink] = static_cast<int>(k);
-    const Meta& out = g.values[f.output].meta;
+    const Meta& out = g.values[f.outputs[0]].meta;
     for (int v : f.inputs) {
       if (v < 0 || v >= static_cast<int>(g.values.size())) {
         return absl::InvalidArgumentError(
@@ -134,7 +136,9 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
   // Only a group's output may be read outside it.
   auto read_outside = [&](int v, int reader_group) {
     int owner = group_of_value[v];
-    return owner >= 0 && owner != reader_group && fused[owner].output != v;
+    if (owner < 0 || owner == reader_group) return false;
+    const std::vector<int>& outputs = fused[owner].outputs;
+    return std::find(outputs.begin(), outputs.end(), v) == outputs.end();
   };
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (const BoundArg& a : g.nodes[n].args) {
@@ -205,20 +209,23 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
     if (!fused_role_.empty() && fused_role_[n] != kNotFused) {
       if (fused_role_[n] >= 0) {
         const FusedKernel& f = fused_[fused_role_[n]];
-        const Meta& m = g.values[f.output].meta;
-        int slot = result_slot_.empty() ? -1 : result_slot_[flat_result];
-        Tensor out =
-            slot >= 0 ? Tensor::Borrow(arenas[slot].get(), m.StorageExtent(), m)
-                      : Tensor::Uninitialized(m);
+        std::vector<void*> out;
+        for (size_t r = 0; r < f.outputs.size(); ++r) {
+          const Meta& m = g.values[f.outputs[r]].meta;
+          int slot = result_slot_.empty() ? -1 : result_slot_[flat_result + r];
+          Tensor t = slot >= 0 ? Tensor::Borrow(arenas[slot].get(),
+                                                m.StorageExtent(), m)
+                               : Tensor::Uninitialized(m);
+          out.push_back(t.storage_data() + m.offset * ItemSize(m.dtype));
+          values[f.outputs[r]] = std::move(t);
+        }
         std::vector<const void*> in;
         for (int v : f.inputs) {
           const Tensor& t = values[v];
           in.push_back(t.storage_data() +
                        t.meta().offset * ItemSize(t.dtype()));
         }
-        f.fn(in.data(), out.storage_data() + m.offset * ItemSize(m.dtype),
-             m.numel());
-        values[f.output] = std::move(out);
+        f.fn(in.data(), out.data(), g.values[f.outputs[0]].meta.numel());
       }
       flat_result += node.results.size();
       continue;

@@ -31,17 +31,20 @@ class GraphExecutor {
   static absl::StatusOr<std::unique_ptr<GraphExecutor>> Create(
       const v1::ReferenceProgram& program);
 
-  // A native backend kernel: computes value `output` from the values
-  // `inputs` (contiguous, of output's numel and dtype) in place of the group
-  // `nodes`, whose other results nothing else reads.
+  // A native backend kernel: computes the values `outputs` (the results of
+  // the last of `nodes`) from the values `inputs` (contiguous, of the first
+  // output's numel and dtype) in place of the group `nodes`, whose other
+  // results nothing else reads.
   struct FusedKernel {
     std::vector<int> nodes;
     std::vector<int> inputs;
-    int output = -1;
+    std::vector<int> outputs;
     // Generated for the operands' layouts (a matrix product), not
     // elementwise over contiguous operands.
     bool any_layout = false;
-    void (*fn)(const void* const* inputs, void* output, int64_t n) = nullptr;
+    // n: the first output's numel.
+    void (*fn)(const void* const* inputs, void* const* outputs,
+               int64_t n) = nullptr;
   };
   // `program` with the groups of `fused` run by their kernels.
   // InvalidArgument for a group that does not fit the graph.

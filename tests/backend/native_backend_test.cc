@@ -315,6 +315,34 @@ TEST(NativeBackendTest, ASoftmaxOverTheLastDimIsOneKernel) {
       {Filled({4, 33}, [](int64_t i) { return std::sin(0.3 * i) * 5; })});
 }
 
+// native_layer_norm: one kernel computing its three results, with and
+// without weight and bias, over one or several trailing dims.
+TEST(NativeBackendTest, ALayerNormIsOneKernelOfThreeResults) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [3, 5, 8], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "w", "meta": {"shape": [8], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "b", "meta": {"shape": [8], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "ln", "op": "aten.native_layer_norm.default", "args": [{"node": "x"}, {"ints": {"values": [8]}}, {"node": "w"}, {"node": "b"}, {"float": 1e-05}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "y", "op": "getitem", "args": [{"node": "ln"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "mean", "op": "getitem", "args": [{"node": "ln"}, {"int": 1}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "rstd", "op": "getitem", "args": [{"node": "ln"}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "ln2", "op": "aten.native_layer_norm.default", "args": [{"node": "x"}, {"ints": {"values": [5, 8]}}, {"none": true}, {"none": true}, {"float": 0.5}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "y2", "op": "getitem", "args": [{"node": "ln2"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["y", "mean", "rstd", "y2"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  ASSERT_EQ(native.kernels_size(), 2);
+  EXPECT_EQ(native.kernels(0).outputs_size(), 3);
+  EXPECT_THAT(native.source(), HasSubstr("rstd[r] = static_cast<C>(inv);"));
+  ExpectNativeMatchesReference(
+      p->plan,
+      {Filled({3, 5, 8}, [](int64_t i) { return std::sin(0.7 * i) * 3; }),
+       Filled({8}, [](int64_t i) { return 0.5 + 0.1 * i; }),
+       Filled({8}, [](int64_t i) { return 0.2 * i - 0.4; })});
+}
+
 // A fused group runs at its last node: its operands stay live until then,
 // and its inner results get no memory.
 TEST(BufferPlanTest, FusedGroupsRunAtTheirLastNodesTurn) {

@@ -1,6 +1,7 @@
 #include "core/backend/native/fusion.h"
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -184,6 +185,50 @@ bool LastDimSoftmax(const ResolvedGraph& g, const ResolvedNode& node,
   return true;
 }
 
+// native_layer_norm(x, normalized_shape, weight?, bias?, eps) over the
+// trailing dims of a contiguous floating x, with weight and bias contiguous
+// of those dims and results contiguous in x's dtype.
+std::optional<LayerNormShape> LayerNormOf(const ResolvedGraph& g,
+                                          const ResolvedNode& node) {
+  if (node.op->qualified_name != "aten.native_layer_norm.default" ||
+      node.args[0].kind != BoundArg::Kind::kTensor ||
+      !node.args[4].is_number() || node.results.size() != 3) {
+    return std::nullopt;
+  }
+  auto plain = [](const Meta& m, DType dtype) {
+    return m.dtype == dtype && m.IsContiguous() && m.offset == 0;
+  };
+  const Meta& x = g.values[node.args[0].values[0]].meta;
+  const std::vector<int64_t>& normalized = node.args[1].ints;
+  if (!IsFloating(x.dtype) || !plain(x, x.dtype) ||
+      normalized.size() > x.shape.size() ||
+      !std::equal(normalized.begin(), normalized.end(),
+                  x.shape.end() - normalized.size())) {
+    return std::nullopt;
+  }
+  LayerNormShape s;
+  s.cols = 1;
+  for (int64_t d : normalized) s.cols *= d;
+  if (s.cols == 0) return std::nullopt;
+  s.rows = x.numel() / s.cols;
+  s.eps = node.args[4].AsDouble();
+  for (int k : {2, 3}) {
+    const BoundArg& a = node.args[k];
+    if (a.is_none()) continue;
+    if (a.kind != BoundArg::Kind::kTensor) return std::nullopt;
+    const Meta& m = g.values[a.values[0]].meta;
+    if (!plain(m, x.dtype) || m.shape != normalized) return std::nullopt;
+    (k == 2 ? s.weight : s.bias) = true;
+  }
+  for (int r = 0; r < 3; ++r) {
+    const Meta& m = g.values[node.results[r]].meta;
+    if (!plain(m, x.dtype) || m.numel() != (r == 0 ? x.numel() : s.rows)) {
+      return std::nullopt;
+    }
+  }
+  return s;
+}
+
 GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node) {
   GemmShape s;
   s.addmm = node.op->qualified_name == "aten.addmm.default";
@@ -250,7 +295,7 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   std::vector<FusedGroup> groups;
   for (auto& [root, group] : by_root) {
     if (group.nodes.empty()) continue;
-    group.output = g.nodes[group.nodes.back()].results[0];
+    group.outputs = {g.nodes[group.nodes.back()].results[0]};
     group.reduction = ReductionOf(g, g.nodes[group.nodes.back()]).has_value();
     std::vector<bool> inside(g.values.size(), false);
     for (int n : group.nodes) inside[g.nodes[n].results[0]] = true;
@@ -274,7 +319,7 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
       if (a.kind == BoundArg::Kind::kTensor)
         group.inputs.push_back(a.values[0]);
     }
-    group.output = node.results[0];
+    group.outputs = {node.results[0]};
     groups.push_back(std::move(group));
   }
   for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -287,9 +332,21 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
       group.nodes = {static_cast<int>(n)};
       group.inputs = {node.args[0].values[0]};
       if (backward) group.inputs.push_back(node.args[1].values[0]);
-      group.output = node.results[0];
+      group.outputs = {node.results[0]};
       groups.push_back(std::move(group));
     }
+  }
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ResolvedNode& node = g.nodes[n];
+    if (!LayerNormOf(g, node).has_value()) continue;
+    FusedGroup group;
+    group.layer_norm = true;
+    group.nodes = {static_cast<int>(n)};
+    for (int k : {0, 2, 3}) {
+      if (!node.args[k].is_none()) group.inputs.push_back(node.args[k].values[0]);
+    }
+    group.outputs = node.results;
+    groups.push_back(std::move(group));
   }
   return groups;
 }
@@ -349,9 +406,11 @@ std::string GenerateKernels(const ResolvedGraph& g,
       KernelPreamble());
   for (size_t i = 0; i < groups.size(); ++i) {
     const FusedGroup& group = groups[i];
-    const char* c = CppTypeName(g.values[group.output].meta.dtype);
+    const int output = group.outputs[0];
+    const char* c = CppTypeName(g.values[output].meta.dtype);
     absl::StrAppend(&out, "extern \"C\" void aotcache_kernel_", i,
-                    "(const void* const* inputs, void* output, int64_t n) {\n",
+                    "(const void* const* inputs, void* const* outputs, "
+                    "int64_t n) {\n",
                     "  using C = ", c, ";\n");
     if (group.softmax || group.softmax_backward) {
       int64_t rows, cols;
@@ -363,8 +422,15 @@ std::string GenerateKernels(const ResolvedGraph& g,
                       "}\n\n");
       continue;
     }
+    if (group.layer_norm) {
+      absl::StrAppend(&out,
+                      LayerNormSource(*LayerNormOf(g, g.nodes[group.nodes[0]])),
+                      "}\n\n");
+      continue;
+    }
     if (group.matmul) {
-      absl::StrAppend(&out, "  (void)n;\n  C* out = static_cast<C*>(output);\n",
+      absl::StrAppend(&out,
+                      "  (void)n;\n  C* out = static_cast<C*>(outputs[0]);\n",
                       GemmSource(GemmOf(g, g.nodes[group.nodes[0]])), "}\n\n");
       continue;
     }
@@ -374,7 +440,7 @@ std::string GenerateKernels(const ResolvedGraph& g,
     // The elements the loop runs over: the output's, or the reduced input's.
     const int64_t loop_numel = reduction.has_value()
                                    ? g.values[reduction->input].meta.numel()
-                                   : g.values[group.output].meta.numel();
+                                   : g.values[output].meta.numel();
     std::map<int, std::string> names;
     for (size_t k = 0; k < group.inputs.size(); ++k) {
       // Scalar-like operands are read at their one element (an expanded
@@ -387,7 +453,8 @@ std::string GenerateKernels(const ResolvedGraph& g,
       absl::StrAppend(&out, "  const ", t, "* __restrict in", k,
                       " = static_cast<const ", t, "*>(inputs[", k, "]);\n");
     }
-    absl::StrAppend(&out, "  C* __restrict out = static_cast<C*>(output);\n");
+    absl::StrAppend(&out,
+                    "  C* __restrict out = static_cast<C*>(outputs[0]);\n");
     std::string body;  // The element computations, for index i.
     for (int n : group.nodes) {
       if (reduction.has_value() && n == group.nodes.back()) break;
@@ -396,7 +463,7 @@ std::string GenerateKernels(const ResolvedGraph& g,
     if (!reduction.has_value()) {
       absl::StrAppend(
           &out, "#pragma omp simd\n  for (int64_t i = 0; i < n; ++i) {\n", body,
-          "    out[i] = ", names[group.output], ";\n  }\n}\n\n");
+          "    out[i] = ", names[output], ";\n  }\n}\n\n");
       continue;
     }
     const Reduction& r = *reduction;

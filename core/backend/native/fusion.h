@@ -6,10 +6,11 @@
 // one floating dtype and are contiguous, and whose intermediate results are
 // read only inside the group: only the last node's result (the sink) leaves
 // it. Each group becomes `extern "C" void aotcache_kernel_<i>(const void*
-// const* inputs, void* output, int64_t n)`, computing exactly what the
+// const* inputs, void* const* outputs, int64_t n)`, computing exactly what the
 // runtime's kernels compute (the same operations in the same types), in a
 // loop the compiler vectorizes. Matrix products (mm, addmm) become calls to
-// OpenBLAS's cblas_sgemm/dgemm (link -lopenblas).
+// OpenBLAS's cblas_sgemm/dgemm (link -lopenblas); softmax and layer norm
+// have kernels of their own.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
@@ -24,7 +25,7 @@ namespace aotcache {
 struct FusedGroup {
   std::vector<int> nodes;   // Resolved node indices, in graph order.
   std::vector<int> inputs;  // Value ids read from outside, in first use.
-  int output = -1;          // The sink's result (a value id).
+  std::vector<int> outputs;  // The sink's results (value ids).
   // One mm or addmm node through BLAS (cblas_?gemm), generated for its
   // operands' layouts: each a row- or column-major matrix.
   bool matmul = false;
@@ -34,6 +35,15 @@ struct FusedGroup {
   // One softmax, or its backward, over the last dim of contiguous tensors.
   bool softmax = false;
   bool softmax_backward = false;
+  // One native_layer_norm over trailing dims of a contiguous tensor, with
+  // its three results.
+  bool layer_norm = false;
+
+  // Generated for its operands' layouts, not elementwise over contiguous
+  // operands of its output's size.
+  bool any_layout() const {
+    return matmul || reduction || softmax || softmax_backward || layer_norm;
+  }
 };
 
 // Elementwise groups (a single node too: one vectorized loop) and matrix

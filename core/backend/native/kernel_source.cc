@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/substitute.h"
 
 namespace aotcache {
 namespace {
@@ -163,7 +164,7 @@ std::string SoftmaxBackwardSource(int64_t rows, int64_t cols) {
       "  (void)n;\n  const C* __restrict gi = static_cast<const "
       "C*>(inputs[0]);\n"
       "  const C* __restrict yi = static_cast<const C*>(inputs[1]);\n"
-      "  C* __restrict out = static_cast<C*>(output);\n"
+      "  C* __restrict out = static_cast<C*>(outputs[0]);\n"
       "  for (int64_t r = 0; r < ",
       rows,
       "; ++r) {\n"
@@ -191,7 +192,7 @@ std::string SoftmaxSource(int64_t rows, int64_t cols) {
   return absl::StrCat(
       "  (void)n;\n  const C* __restrict in = static_cast<const "
       "C*>(inputs[0]);\n"
-      "  C* __restrict out = static_cast<C*>(output);\n"
+      "  C* __restrict out = static_cast<C*>(outputs[0]);\n"
       "  for (int64_t r = 0; r < ",
       rows,
       "; ++r) {\n"
@@ -216,6 +217,49 @@ std::string SoftmaxSource(int64_t rows, int64_t cols) {
       "      y[c] = static_cast<C>(vm::exp(static_cast<double>(x[c]) - mx) / "
       "sum);\n"
       "  }\n");
+}
+
+// As the runtime's kernel: per row, in double, the mean, then the mean of
+// squared deviations, then (x - mean) * rstd * weight + bias.
+std::string LayerNormSource(const LayerNormShape& s) {
+  return absl::Substitute(
+      R"(  (void)n;
+  const C* __restrict x = static_cast<const C*>(inputs[0]);
+  C* __restrict out = static_cast<C*>(outputs[0]);
+  C* __restrict mean = static_cast<C*>(outputs[1]);
+  C* __restrict rstd = static_cast<C*>(outputs[2]);
+$0$1  for (int64_t r = 0; r < $2; ++r) {
+    const C* __restrict xr = x + r * $3;
+    C* __restrict yr = out + r * $3;
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t c = 0; c < $3; ++c) sum += static_cast<double>(xr[c]);
+    const double mu = sum / $3;
+    double sq = 0;
+#pragma omp simd reduction(+ : sq)
+    for (int64_t c = 0; c < $3; ++c) {
+      const double d = static_cast<double>(xr[c]) - mu;
+      sq += d * d;
+    }
+    const double inv = 1.0 / __builtin_sqrt(sq / $3 + $4);
+#pragma omp simd
+    for (int64_t c = 0; c < $3; ++c) {
+      double v = (static_cast<double>(xr[c]) - mu) * inv;
+$5$6      yr[c] = static_cast<C>(v);
+    }
+    mean[r] = static_cast<C>(mu);
+    rstd[r] = static_cast<C>(inv);
+  }
+)",
+      s.weight ? "  const C* __restrict w = static_cast<const C*>(inputs[1]);\n"
+               : "",
+      s.bias ? absl::StrCat("  const C* __restrict b = static_cast<const "
+                            "C*>(inputs[",
+                            s.weight ? 2 : 1, "]);\n")
+             : "",
+      s.rows, s.cols, CppLiteral(s.eps),
+      s.weight ? "      v *= static_cast<double>(w[c]);\n" : "",
+      s.bias ? "      v += static_cast<double>(b[c]);\n" : "");
 }
 
 }  // namespace aotcache

@@ -2,9 +2,9 @@
 // them together): the formula of each elementwise op, the preamble every
 // source starts with (vector math through libmvec, CBLAS), number literals,
 // and the bodies of the kernels that are not elementwise loops (matrix
-// products through BLAS, softmax). Bodies run inside `extern "C" void
-// k(const void* const* inputs, void* output, int64_t n)` with `using C =
-// <the output's type>;`.
+// products through BLAS, softmax, layer norm). Bodies run inside `extern
+// "C" void k(const void* const* inputs, void* const* outputs, int64_t n)`
+// with `using C = <the first output's type>;`.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
@@ -63,6 +63,16 @@ std::string GemmSource(const GemmShape& shape);
 // output's gradient, the output), in double as the runtime's kernels.
 std::string SoftmaxSource(int64_t rows, int64_t cols);
 std::string SoftmaxBackwardSource(int64_t rows, int64_t cols);
+
+// native_layer_norm over rows of `cols`: inputs x, then the weight and the
+// bias when present; outputs the result, mean and rstd. In double, as the
+// runtime's kernel.
+struct LayerNormShape {
+  int64_t rows = 0, cols = 0;
+  double eps = 0;
+  bool weight = false, bias = false;
+};
+std::string LayerNormSource(const LayerNormShape& shape);
 
 }  // namespace aotcache
 

@@ -16,7 +16,7 @@ namespace aotcache {
 namespace {
 
 // Bumped whenever generated code changes for the same graph.
-constexpr char kCodegenVersion[] = "3";
+constexpr char kCodegenVersion[] = "4";
 
 std::vector<std::string> DefaultFlags() {
   // IEEE semantics kept: no -ffast-math. The loops vectorize with OpenMP
@@ -125,9 +125,8 @@ absl::StatusOr<v1::Artifact> NativeBackend::Compile(
       k->set_symbol(absl::StrCat("aotcache_kernel_", i));
       for (int n : groups[i].nodes) k->add_nodes(n);
       for (int v : groups[i].inputs) k->add_inputs(v);
-      k->set_output(groups[i].output);
-      k->set_any_layout(groups[i].matmul || groups[i].reduction ||
-                        groups[i].softmax || groups[i].softmax_backward);
+      for (int v : groups[i].outputs) k->add_outputs(v);
+      k->set_any_layout(groups[i].any_layout());
     }
   }
   artifact.set_backend(std::string(name()));
