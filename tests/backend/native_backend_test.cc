@@ -315,6 +315,26 @@ TEST(NativeBackendTest, ASoftmaxOverTheLastDimIsOneKernel) {
       {Filled({4, 33}, [](int64_t i) { return std::sin(0.3 * i) * 5; })});
 }
 
+// pow with a number exponent: squares as products, others through pow (NaN
+// for a negative base and a fractional exponent), in the elementwise loop.
+TEST(NativeBackendTest, PowersOfANumberExponentAreFused) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [64], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "sq", "op": "aten.pow.Tensor_Scalar", "args": [{"node": "x"}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "cube", "op": "aten.pow.Tensor_Scalar", "args": [{"node": "x"}, {"float": 3.0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "sum", "op": "aten.add.Tensor", "args": [{"node": "sq"}, {"node": "cube"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "root", "op": "aten.pow.Tensor_Scalar", "args": [{"node": "x"}, {"float": 0.5}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["sum", "root"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 2);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  ExpectNativeMatchesReference(
+      p->plan, {Filled({64}, [](int64_t i) { return 0.1 * i - 3.0; })});
+}
+
 // native_layer_norm: one kernel computing its three results, with and
 // without weight and bias, over one or several trailing dims.
 TEST(NativeBackendTest, ALayerNormIsOneKernelOfThreeResults) {

@@ -101,9 +101,10 @@ def op_name(target: Any) -> str:
 
 
 def storage_of(t: torch.Tensor):
+    """t's storage, untyped (data_ptr() and nbytes() are all we use)."""
     if hasattr(t, "untyped_storage"):  # torch >= 2.0
         return t.untyped_storage()
-    return t.storage()  # torch 1.13: TypedStorage
+    return t._storage()  # torch 1.13 (t.storage() wraps it, at 6x the cost)
 
 
 def storage_key(t: torch.Tensor) -> Tuple[str, int]:

@@ -29,6 +29,9 @@ constexpr Formula kFormulas[] = {
     {"aten.sigmoid.default", 1, "static_cast<C>(C(1) / (C(1) + vm::exp(-a)))"},
     {"aten.sqrt.default", 1, "static_cast<C>(vm::sqrt(a))"},
     {"aten.rsqrt.default", 1, "static_cast<C>(C(1) / vm::sqrt(a))"},
+    // The exponent b is a number: a literal the branch folds on.
+    {"aten.pow.Tensor_Scalar", 2,
+     "static_cast<C>(b == 2 ? a * a : vm::pow(a, b))"},
     {"aten.maximum.default", 2,
      "static_cast<C>(a != a ? a : (b != b ? b : (a > b ? a : b)))"},
     {"aten.minimum.default", 2,
@@ -98,12 +101,14 @@ inline float sin(float x) { return sinf(x); }
 inline float cos(float x) { return cosf(x); }
 inline float tanh(float x) { return tanhf(x); }
 inline float sqrt(float x) { return __builtin_sqrtf(x); }
+inline float pow(float x, float y) { return __builtin_powf(x, y); }
 inline double exp(double x) { return ::exp(x); }
 inline double log(double x) { return ::log(x); }
 inline double sin(double x) { return ::sin(x); }
 inline double cos(double x) { return ::cos(x); }
 inline double tanh(double x) { return ::tanh(x); }
 inline double sqrt(double x) { return __builtin_sqrt(x); }
+inline double pow(double x, double y) { return __builtin_pow(x, y); }
 }  // namespace vm
 
 )";

@@ -40,7 +40,7 @@ const Formula* FindFormula(absl::string_view op);
 const char* CppTypeName(DType dtype);
 
 // Declarations of the math functions with their OpenMP SIMD variants, of
-// cblas_sgemm/dgemm, and namespace vm (exp, log, sin, cos, tanh, sqrt for
+// cblas_sgemm/dgemm, and namespace vm (exp, log, sin, cos, tanh, sqrt, pow for
 // float and double).
 std::string KernelPreamble();
 
