@@ -2,11 +2,12 @@
 """The native backend against torch eager and against its own cold compile,
 in one run (compare the ratios: these machines are shared and noisy).
 
-  1. Cold native compile (a miss: trace, analysis, codegen, the C++
-     compiler) against a warm hit through the daemon (a new process would
+  1. Cold native compile (a miss: analysis, codegen, the C++ compiler,
+     the store) against a warm hit through the daemon (a new process would
      see the same: the entry is stored), for the MLP and the block.
   2. Forward+backward step time of the compiled function against torch
-     eager, median over --steps steps:
+     eager, median over --steps steps (default 50),
+     the two taking turns in blocks of 10:
        mlp    784-512-512-10 at batch 64 (ReLU, MSE loss)
        block  layer norm + softmax attention-like block, sequence 128,
               width 256
@@ -78,21 +79,28 @@ def chain_case():
     return f, (x,)
 
 
-def step_ms(fn, args, steps):
-    times = []
-    for i in range(steps + 3):
-        for a in args:
-            a.grad = None
-        start = time.perf_counter()
-        fn(*args).backward()
-        if i >= 3:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+def step_ms(fns, args, steps, block=10):
+    """Median forward+backward step time of each of fns, in ms. The
+    functions take turns in blocks of `block` steps, the first of each
+    block discarded: a change in the machine's load falls on all of them
+    alike, and each runs in its steady state, as in training (one step
+    after the other's evicts caches and moves the allocator's memory)."""
+    times = [[] for _ in fns]
+    while len(times[0]) < steps:
+        for fn, samples in zip(fns, times):
+            for i in range(block + 1):
+                for a in args:
+                    a.grad = None
+                start = time.perf_counter()
+                fn(*args).backward()
+                if i > 0:
+                    samples.append(time.perf_counter() - start)
+    return [statistics.median(t) * 1e3 for t in times]
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=50)
     args = parser.parse_args()
     from aotcache import fx_export
     from aotcache._native import Client, parse_graph
@@ -142,8 +150,7 @@ def main():
                 fn, inputs = case()
                 compiled = aot_function(fn, server=server)
                 compiled(*inputs).backward()  # Compile (forward and backward).
-                eager = step_ms(fn, inputs, args.steps)
-                native = step_ms(compiled, inputs, args.steps)
+                eager, native = step_ms((fn, compiled), inputs, args.steps)
                 print("  %-6s eager %8.2f   aotcache native %8.2f   %.2fx"
                       % (name, eager, native, native / eager))
         finally:

@@ -171,7 +171,7 @@ GraphExecutor::Arenas GraphExecutor::TakeArenas() const {
   }
   Arenas arenas;
   for (int64_t bytes : slot_bytes_) {
-    arenas.emplace_back(new char[std::max<int64_t>(bytes, 1)]);
+    arenas.push_back(AllocateAligned(bytes));
   }
   return arenas;
 }

@@ -58,7 +58,7 @@ class GraphExecutor {
                                           uint64_t seed = 0) const;
 
  private:
-  using Arenas = std::vector<std::unique_ptr<char[]>>;  // One per slot.
+  using Arenas = std::vector<AlignedMemory>;  // One per slot.
 
   GraphExecutor() = default;
   // Planned memory for one Run: a spare set, or a new one.

@@ -8,14 +8,22 @@
 
 namespace aotcache {
 
+AlignedMemory AllocateAligned(size_t bytes) {
+  constexpr size_t kAlignment = 64;
+  // aligned_alloc wants a multiple of the alignment.
+  bytes =
+      std::max<size_t>((bytes + kAlignment - 1) / kAlignment, 1) * kAlignment;
+  void* memory = std::aligned_alloc(kAlignment, bytes);
+  if (memory == nullptr) throw std::bad_alloc();
+  return AlignedMemory(static_cast<char*>(memory));
+}
+
 Tensor Tensor::Allocate(const Meta& meta, bool zeroed) {
   auto storage = std::make_shared<Storage>();
   storage->elements = meta.StorageExtent();
-  size_t bytes = std::max<int64_t>(storage->elements, 1) * ItemSize(meta.dtype);
-  // calloc gets fresh pages zeroed by the kernel without touching them.
-  void* memory = zeroed ? std::calloc(bytes, 1) : std::malloc(bytes);
-  if (memory == nullptr) throw std::bad_alloc();
-  storage->owned.reset(static_cast<char*>(memory));
+  const size_t bytes = storage->elements * ItemSize(meta.dtype);
+  storage->owned = AllocateAligned(bytes);
+  if (zeroed) std::memset(storage->owned.get(), 0, bytes);
   storage->data = storage->owned.get();
   return Tensor(std::move(storage), meta);
 }

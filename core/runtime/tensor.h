@@ -16,6 +16,15 @@
 
 namespace aotcache {
 
+// Memory for tensor data, aligned to 64 bytes (a cache line and an AVX-512
+// vector) as torch's CPU allocator aligns it: BLAS packs and writes
+// misaligned matrices measurably slower. Throws std::bad_alloc.
+struct FreeMemory {
+  void operator()(char* p) const { std::free(p); }
+};
+using AlignedMemory = std::unique_ptr<char, FreeMemory>;
+AlignedMemory AllocateAligned(size_t bytes);
+
 class Tensor {
  public:
   Tensor() = default;
@@ -52,11 +61,8 @@ class Tensor {
   std::vector<double> ToDoubles() const;
 
  private:
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
   struct Storage {
-    std::unique_ptr<char, Free> owned;  // Null when borrowed.
+    AlignedMemory owned;  // Null when borrowed.
     char* data = nullptr;
     int64_t elements = 0;
   };
