@@ -6,6 +6,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/graph/validate.h"
 #include "core/runtime/strided.h"
 #include "core/status_macros.h"
@@ -119,6 +120,9 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
         return absl::InvalidArgumentError(
             "a fused kernel reads an unknown value");
       }
+      // A kernel generated for its operands' layouts takes them as the
+      // graph says they are (Run checks the inputs against the graph).
+      if (f.any_layout) continue;
       const Meta& m = g.values[v].meta;
       bool scalar_like = m.numel() == 1;
       if (!scalar_like) {
@@ -128,8 +132,14 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
       const bool elementwise_ok =
           out.IsContiguous() &&
           (scalar_like || (m.numel() == out.numel() && m.IsContiguous()));
-      if (f.any_layout ? m.dtype != out.dtype : !elementwise_ok) {
-        return absl::InvalidArgumentError("a fused kernel's operands differ");
+      if (!elementwise_ok) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "fused kernel ", k, " (ending at node '",
+            e->graph_->nodes(g.nodes[sink].proto_index).name(),
+            "'): an operand of shape [", absl::StrJoin(m.shape, ","),
+            "] strides [", absl::StrJoin(m.stride, ","),
+            "] does not fit its output of shape [",
+            absl::StrJoin(out.shape, ","), "]"));
       }
     }
   }

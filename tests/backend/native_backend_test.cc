@@ -18,6 +18,7 @@
 #include "core/runtime/strided.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/backend/compare_backends.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/scoped_env.h"
 #include "tests/testing/temp_dir.h"
@@ -48,60 +49,7 @@ class PrivateCacheEnvironment : public ::testing::Environment {
 const auto* const kPrivateCache =
     ::testing::AddGlobalTestEnvironment(new PrivateCacheEnvironment);
 
-const NativeBackend& Native() {
-  static const NativeBackend* backend = [] {
-    auto b = NativeBackend::Create();
-    EXPECT_TRUE(b.ok()) << b.status();
-    return b->release();
-  }();
-  return *backend;
-}
-
-struct Observed {
-  std::vector<Tensor> outputs, inputs_after;
-  std::vector<std::optional<Tensor>> grads;
-};
-
-// Deterministic tangents shaped as the metadata says.
-Tensor Tangent(const v1::TangentInfo& t, int salt) {
-  Meta m = MetaFromProto(t.meta());
-  Tensor out = Tensor::Contiguous(m.shape, m.dtype);
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    StoreFrom<double>(out.storage_data(), m.dtype, i,
-                      std::sin(0.37 * static_cast<double>(i + salt)) + 0.25);
-  }
-  return out;
-}
-
-Observed RunWith(const Backend& backend, const CompilePlan& plan,
-                 const std::string& file) {
-  Observed run;
-  auto fw = CompileForward(plan, backend);
-  EXPECT_TRUE(fw.ok()) << fw.status();
-  if (!fw.ok()) return run;
-  auto function = CompiledFunction::Load(*fw, plan.metadata);
-  EXPECT_TRUE(function.ok()) << function.status();
-  if (!function.ok()) return run;
-  std::vector<Tensor> inputs = testing::LoadEagerRun(file).inputs;
-  auto result = (*function)->Forward(&inputs);
-  EXPECT_TRUE(result.ok()) << result.status();
-  if (!result.ok()) return run;
-  run.outputs = result->outputs;
-  run.inputs_after = inputs;
-  if (!plan.backward_graph.has_value()) return run;
-  auto bw = CompileBackward(plan, *fw, backend);
-  EXPECT_TRUE(bw.ok()) << bw.status();
-  if (!bw.ok() || !(*function)->AttachBackward(*bw).ok()) return run;
-  std::vector<Tensor> tangents;
-  const auto& vmd = plan.metadata.view_and_mutation();
-  for (int t = 0; t < vmd.tangents_size(); ++t) {
-    tangents.push_back(Tangent(vmd.tangents(t), t));
-  }
-  auto grads = (*function)->Backward(result->saved, tangents);
-  EXPECT_TRUE(grads.ok()) << grads.status();
-  if (grads.ok()) run.grads = grads->inputs;
-  return run;
-}
+using testing::Native;
 
 class NativeMatchesReferenceTest
     : public ::testing::TestWithParam<std::string> {};
@@ -115,26 +63,9 @@ TEST_P(NativeMatchesReferenceTest, OutputsInputsAndGradients) {
   absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
   if (absl::IsUnimplemented(plan.status())) GTEST_SKIP() << plan.status();
   ASSERT_TRUE(plan.ok()) << plan.status();
-  Observed want = RunWith(ReferenceBackend(), *plan, file);
-  Observed got = RunWith(Native(), *plan, file);
-  ASSERT_EQ(got.outputs.size(), want.outputs.size());
-  for (size_t j = 0; j < want.outputs.size(); ++j) {
-    EXPECT_EQ(testing::CompareValues(got.outputs[j], want.outputs[j]), "")
-        << "output " << j;
-  }
-  for (size_t i = 0; i < want.inputs_after.size(); ++i) {
-    EXPECT_EQ(testing::CompareValues(got.inputs_after[i], want.inputs_after[i]),
-              "")
-        << "input " << i;
-  }
-  ASSERT_EQ(got.grads.size(), want.grads.size());
-  for (size_t i = 0; i < want.grads.size(); ++i) {
-    ASSERT_EQ(got.grads[i].has_value(), want.grads[i].has_value()) << i;
-    if (want.grads[i].has_value()) {
-      EXPECT_EQ(testing::CompareValues(*got.grads[i], *want.grads[i]), "")
-          << "gradient " << i;
-    }
-  }
+  const std::vector<Tensor> inputs = testing::LoadEagerRun(file).inputs;
+  testing::ExpectSameRuns(testing::RunWith(Native(), *plan, inputs),
+                          testing::RunWith(ReferenceBackend(), *plan, inputs));
 }
 
 std::vector<std::string> ValueFixtureGraphs() {
@@ -219,31 +150,14 @@ v1::NativeProgram NativeProgramOf(const CompilePlan& plan) {
 // The forward's outputs on copies of `inputs`, with `backend`.
 std::vector<Tensor> ForwardWith(const Backend& backend, const CompilePlan& plan,
                                 const std::vector<Tensor>& inputs) {
-  auto artifact = CompileForward(plan, backend);
-  EXPECT_TRUE(artifact.ok()) << artifact.status();
-  if (!artifact.ok()) return {};
-  auto function = CompiledFunction::Load(*artifact, plan.metadata);
-  EXPECT_TRUE(function.ok()) << function.status();
-  if (!function.ok()) return {};
-  std::vector<Tensor> copies;
-  for (const Tensor& t : inputs) {
-    copies.push_back(Tensor::Zeros(t.meta()));
-    CopyInto(t, copies.back());
-  }
-  auto out = (*function)->Forward(&copies);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? out->outputs : std::vector<Tensor>{};
+  return testing::RunWith(backend, plan, inputs).outputs;
 }
 
-// Native's outputs equal the reference backend's on `inputs`.
+// Native's outputs (and inputs after) equal the reference backend's.
 void ExpectNativeMatchesReference(const CompilePlan& plan,
                                   const std::vector<Tensor>& inputs) {
-  std::vector<Tensor> got = ForwardWith(Native(), plan, inputs);
-  std::vector<Tensor> want = ForwardWith(ReferenceBackend(), plan, inputs);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t j = 0; j < want.size(); ++j) {
-    EXPECT_EQ(testing::CompareValues(got[j], want[j]), "") << "output " << j;
-  }
+  testing::ExpectSameRuns(testing::RunWith(Native(), plan, inputs),
+                          testing::RunWith(ReferenceBackend(), plan, inputs));
 }
 
 // A float32 tensor of `shape` with element i = f(i).
