@@ -277,6 +277,44 @@ TEST(NativeBackendTest, ALayerNormIsOneKernelOfThreeResults) {
        Filled({8}, [](int64_t i) { return 0.2 * i - 0.4; })});
 }
 
+// native_layer_norm_backward: one kernel of three results, computing those
+// its output mask asks for (and any other that is read), with and without a
+// weight.
+TEST(NativeBackendTest, ALayerNormBackwardIsOneKernelOfThreeResults) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "g", "meta": {"shape": [6, 16], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "x", "meta": {"shape": [6, 16], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "w", "meta": {"shape": [16], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "b", "meta": {"shape": [16], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "ln", "op": "aten.native_layer_norm.default", "args": [{"node": "x"}, {"ints": {"values": [16]}}, {"node": "w"}, {"node": "b"}, {"float": 1e-05}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "mean", "op": "getitem", "args": [{"node": "ln"}, {"int": 1}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "rstd", "op": "getitem", "args": [{"node": "ln"}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "all", "op": "aten.native_layer_norm_backward.default", "args": [{"node": "g"}, {"node": "x"}, {"ints": {"values": [16]}}, {"node": "mean"}, {"node": "rstd"}, {"node": "w"}, {"node": "b"}, {"ints": {"values": [1, 1, 1]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gx", "op": "getitem", "args": [{"node": "all"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gw", "op": "getitem", "args": [{"node": "all"}, {"int": 1}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gb", "op": "getitem", "args": [{"node": "all"}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "x_only", "op": "aten.native_layer_norm_backward.default", "args": [{"node": "g"}, {"node": "x"}, {"ints": {"values": [16]}}, {"node": "mean"}, {"node": "rstd"}, {"none": true}, {"none": true}, {"ints": {"values": [1, 0, 0]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gx2", "op": "getitem", "args": [{"node": "x_only"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "params", "op": "aten.native_layer_norm_backward.default", "args": [{"node": "g"}, {"node": "x"}, {"ints": {"values": [16]}}, {"node": "mean"}, {"node": "rstd"}, {"node": "w"}, {"node": "b"}, {"ints": {"values": [0, 1, 1]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gw3", "op": "getitem", "args": [{"node": "params"}, {"int": 1}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gb3", "op": "getitem", "args": [{"node": "params"}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gx_read", "op": "getitem", "args": [{"node": "params"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["gx", "gw", "gb", "gx2", "gw3", "gb3", "gx_read"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 4);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  EXPECT_THAT(native.source(), HasSubstr("sum_gw_xhat"));
+  ExpectNativeMatchesReference(
+      p->plan,
+      {Filled({6, 16}, [](int64_t i) { return std::cos(0.3 * i); }),
+       Filled({6, 16}, [](int64_t i) { return std::sin(0.7 * i) * 3; }),
+       Filled({16}, [](int64_t i) { return 0.5 + 0.1 * i; }),
+       Filled({16}, [](int64_t i) { return 0.2 * i - 0.4; })});
+}
+
 // A fused group runs at its last node: its operands stay live until then,
 // and its inner results get no memory.
 TEST(BufferPlanTest, FusedGroupsRunAtTheirLastNodesTurn) {

@@ -229,6 +229,59 @@ std::optional<LayerNormShape> LayerNormOf(const ResolvedGraph& g,
   return s;
 }
 
+// native_layer_norm_backward(g, x, normalized_shape, mean, rstd, weight?,
+// bias?, output_mask) over contiguous tensors of x's dtype, as for
+// LayerNormOf.
+std::optional<LayerNormBackwardShape> LayerNormBackwardOf(
+    const ResolvedGraph& g, const ResolvedNode& node) {
+  if (node.op->qualified_name != "aten.native_layer_norm_backward.default" ||
+      node.results.size() != 3 || node.args[7].ints.size() != 3) {
+    return std::nullopt;
+  }
+  for (int k : {0, 1, 3, 4}) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return std::nullopt;
+  }
+  auto plain = [](const Meta& m, DType dtype) {
+    return m.dtype == dtype && m.IsContiguous() && m.offset == 0;
+  };
+  auto meta = [&](int k) -> const Meta& {
+    return g.values[node.args[k].values[0]].meta;
+  };
+  const Meta& x = meta(1);
+  const std::vector<int64_t>& normalized = node.args[2].ints;
+  if (!IsFloating(x.dtype) || !plain(x, x.dtype) || !plain(meta(0), x.dtype) ||
+      meta(0).shape != x.shape || normalized.size() > x.shape.size() ||
+      !std::equal(normalized.begin(), normalized.end(),
+                  x.shape.end() - normalized.size())) {
+    return std::nullopt;
+  }
+  LayerNormBackwardShape s;
+  s.cols = 1;
+  for (int64_t d : normalized) s.cols *= d;
+  if (s.cols == 0) return std::nullopt;
+  s.rows = x.numel() / s.cols;
+  for (int k : {3, 4}) {
+    if (!plain(meta(k), x.dtype) || meta(k).numel() != s.rows) {
+      return std::nullopt;
+    }
+  }
+  if (!node.args[5].is_none()) {
+    if (node.args[5].kind != BoundArg::Kind::kTensor ||
+        !plain(meta(5), x.dtype) || meta(5).shape != normalized) {
+      return std::nullopt;
+    }
+    s.weight = true;
+  }
+  for (int r = 0; r < 3; ++r) {
+    s.mask[r] = node.args[7].ints[r] != 0;
+    const Meta& m = g.values[node.results[r]].meta;
+    if (!plain(m, x.dtype) || m.numel() != (r == 0 ? x.numel() : s.cols)) {
+      return std::nullopt;
+    }
+  }
+  return s;
+}
+
 GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node) {
   GemmShape s;
   s.addmm = node.op->qualified_name == "aten.addmm.default";
@@ -338,11 +391,13 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   }
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
-    if (!LayerNormOf(g, node).has_value()) continue;
+    const bool forward = LayerNormOf(g, node).has_value();
+    if (!forward && !LayerNormBackwardOf(g, node).has_value()) continue;
     FusedGroup group;
-    group.layer_norm = true;
+    (forward ? group.layer_norm : group.layer_norm_backward) = true;
     group.nodes = {static_cast<int>(n)};
-    for (int k : {0, 2, 3}) {
+    for (int k : forward ? std::vector<int>{0, 2, 3}
+                         : std::vector<int>{0, 1, 3, 4, 5}) {
       if (!node.args[k].is_none())
         group.inputs.push_back(node.args[k].values[0]);
     }
@@ -409,6 +464,13 @@ std::string GenerateKernels(const ResolvedGraph& g,
   for (const FusedGroup& group : groups) {
     for (int n : group.nodes) in_kernel[n] = true;
   }
+  std::vector<bool> read(g.values.size(), false);
+  for (int v : g.outputs) read[v] = true;
+  for (const ResolvedNode& node : g.nodes) {
+    for (const BoundArg& a : node.args) {
+      for (int v : a.values) read[v] = true;
+    }
+  }
   std::vector<std::string> rest;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const OpInfo& op = *g.nodes[n].op;
@@ -448,6 +510,14 @@ std::string GenerateKernels(const ResolvedGraph& g,
       absl::StrAppend(&out,
                       LayerNormSource(*LayerNormOf(g, g.nodes[group.nodes[0]])),
                       "}\n\n");
+      continue;
+    }
+    if (group.layer_norm_backward) {
+      const ResolvedNode& node = g.nodes[group.nodes[0]];
+      LayerNormBackwardShape s = *LayerNormBackwardOf(g, node);
+      // A result the mask leaves out is computed all the same if read.
+      for (int r = 0; r < 3; ++r) s.mask[r] |= read[node.results[r]];
+      absl::StrAppend(&out, LayerNormBackwardSource(s), "}\n\n");
       continue;
     }
     if (group.matmul) {

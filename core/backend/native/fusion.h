@@ -23,8 +23,8 @@
 namespace aotcache {
 
 struct FusedGroup {
-  std::vector<int> nodes;   // Resolved node indices, in graph order.
-  std::vector<int> inputs;  // Value ids read from outside, in first use.
+  std::vector<int> nodes;    // Resolved node indices, in graph order.
+  std::vector<int> inputs;   // Value ids read from outside, in first use.
   std::vector<int> outputs;  // The sink's results (value ids).
   // One mm or addmm node through BLAS (cblas_?gemm), generated for its
   // operands' layouts: each a row- or column-major matrix.
@@ -38,11 +38,14 @@ struct FusedGroup {
   // One native_layer_norm over trailing dims of a contiguous tensor, with
   // its three results.
   bool layer_norm = false;
+  // One native_layer_norm_backward over the same, with its three results.
+  bool layer_norm_backward = false;
 
   // Generated for its operands' layouts, not elementwise over contiguous
   // operands of its output's size.
   bool any_layout() const {
-    return matmul || reduction || softmax || softmax_backward || layer_norm;
+    return matmul || reduction || softmax || softmax_backward || layer_norm ||
+           layer_norm_backward;
   }
 };
 

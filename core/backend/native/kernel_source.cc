@@ -267,4 +267,64 @@ $5$6      yr[c] = static_cast<C>(v);
       s.bias ? "      v += static_cast<double>(b[c]);\n" : "");
 }
 
+// As the runtime's kernel, in double: per row, xhat = (x - mean) * rstd;
+// the input's gradient from the row's sums of g * w and of g * w * xhat;
+// the weight's and the bias's summed over rows (of g * xhat and of g).
+std::string LayerNormBackwardSource(const LayerNormBackwardShape& s) {
+  const bool params = s.mask[1] || s.mask[2];
+  const std::string cols = absl::StrCat(s.cols);
+  const char* w = s.weight ? "static_cast<double>(w[c])" : "1.0";
+  std::string out =
+      "  (void)n;\n"
+      "  const C* __restrict g = static_cast<const C*>(inputs[0]);\n"
+      "  const C* __restrict x = static_cast<const C*>(inputs[1]);\n"
+      "  const C* __restrict mean = static_cast<const C*>(inputs[2]);\n"
+      "  const C* __restrict rstd = static_cast<const C*>(inputs[3]);\n";
+  if (s.weight) {
+    out += "  const C* __restrict w = static_cast<const C*>(inputs[4]);\n";
+  }
+  if (params) {
+    absl::StrAppend(&out, "  double* __restrict acc = new double[2 * ", cols,
+                    "]();  // The weight's, then the bias's.\n");
+  }
+  absl::StrAppend(&out, "  for (int64_t r = 0; r < ", s.rows, "; ++r) {\n",
+                  "    const C* __restrict gr = g + r * ", cols, ";\n",
+                  "    const C* __restrict xr = x + r * ", cols, ";\n",
+                  "    const double mu = static_cast<double>(mean[r]);\n",
+                  "    const double inv = static_cast<double>(rstd[r]);\n");
+  const std::string xhat =
+      "      const double xhat = (static_cast<double>(xr[c]) - mu) * inv;\n";
+  if (params) {
+    absl::StrAppend(&out, "#pragma omp simd\n    for (int64_t c = 0; c < ",
+                    cols, "; ++c) {\n", xhat,
+                    "      const double gy = static_cast<double>(gr[c]);\n",
+                    "      acc[c] += gy * xhat;\n      acc[", cols,
+                    " + c] += gy;\n    }\n");
+  }
+  if (s.mask[0]) {
+    absl::StrAppend(
+        &out, "    double sum_gw = 0, sum_gw_xhat = 0;\n",
+        "#pragma omp simd reduction(+ : sum_gw, sum_gw_xhat)\n",
+        "    for (int64_t c = 0; c < ", cols, "; ++c) {\n", xhat,
+        "      const double gwi = static_cast<double>(gr[c]) * ", w, ";\n",
+        "      sum_gw += gwi;\n      sum_gw_xhat += gwi * xhat;\n    }\n",
+        "    C* __restrict gi = static_cast<C*>(outputs[0]) + r * ", cols,
+        ";\n", "#pragma omp simd\n    for (int64_t c = 0; c < ", cols,
+        "; ++c) {\n", xhat,
+        "      const double gwi = static_cast<double>(gr[c]) * ", w,
+        ";\n      gi[c] = static_cast<C>(inv * (gwi - sum_gw / ", cols,
+        " - xhat * sum_gw_xhat / ", cols, "));\n    }\n");
+  }
+  out += "  }\n";
+  for (int k : {1, 2}) {
+    if (!s.mask[k]) continue;
+    absl::StrAppend(&out, "  for (int64_t c = 0; c < ", cols, "; ++c)\n",
+                    "    static_cast<C*>(outputs[", k,
+                    "])[c] = static_cast<C>(acc[", k == 1 ? "" : cols + " + ",
+                    "c]);\n");
+  }
+  if (params) out += "  delete[] acc;\n";
+  return out;
+}
+
 }  // namespace aotcache

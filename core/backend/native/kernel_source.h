@@ -74,6 +74,16 @@ struct LayerNormShape {
 };
 std::string LayerNormSource(const LayerNormShape& shape);
 
+// native_layer_norm_backward over rows of `cols`: inputs the output's
+// gradient, x, mean, rstd, then the weight when present; outputs the
+// gradients of x, weight and bias, each computed only if its mask is set.
+struct LayerNormBackwardShape {
+  int64_t rows = 0, cols = 0;
+  bool weight = false;
+  bool mask[3] = {false, false, false};
+};
+std::string LayerNormBackwardSource(const LayerNormBackwardShape& shape);
+
 }  // namespace aotcache
 
 #endif  // AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
