@@ -223,7 +223,7 @@ TEST(NativeBackendTest, ASoftmaxOverTheLastDimIsOneKernel) {
   ASSERT_NE(p, nullptr);
   v1::NativeProgram native = NativeProgramOf(p->plan);
   EXPECT_EQ(native.kernels_size(), 1);
-  EXPECT_THAT(native.source(), HasSubstr("sum += vm::exp("));
+  EXPECT_THAT(native.source(), HasSubstr("e[c] = vm::exp("));
   ExpectNativeMatchesReference(
       p->plan,
       {Filled({4, 33}, [](int64_t i) { return std::sin(0.3 * i) * 5; })});

@@ -194,34 +194,33 @@ std::string SoftmaxBackwardSource(int64_t rows, int64_t cols) {
 // As the runtime's kernel: per row, in double, the max (NaN skipped, as
 // std::max does), the sum of exp(x - max), then exp(x - max) / sum.
 std::string SoftmaxSource(int64_t rows, int64_t cols) {
-  return absl::StrCat(
-      "  (void)n;\n  const C* __restrict in = static_cast<const "
-      "C*>(inputs[0]);\n"
-      "  C* __restrict out = static_cast<C*>(outputs[0]);\n"
-      "  for (int64_t r = 0; r < ",
-      rows,
-      "; ++r) {\n"
-      "    const C* x = in + r * ",
-      cols, ";\n    C* y = out + r * ", cols,
-      ";\n"
-      "    double mx = -__builtin_inf();\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c) {\n"
-      "      const double v = static_cast<double>(x[c]);\n"
-      "      mx = mx < v ? v : mx;\n    }\n"
-      "    double sum = 0;\n#pragma omp simd reduction(+ : sum)\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c)\n"
-      "      sum += vm::exp(static_cast<double>(x[c]) - mx);\n"
-      "#pragma omp simd\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c)\n"
-      "      y[c] = static_cast<C>(vm::exp(static_cast<double>(x[c]) - mx) / "
-      "sum);\n"
-      "  }\n");
+  // Each exp(x - max) is computed once, kept in double, and divided by the
+  // sum: the reference kernel's values.
+  return absl::Substitute(
+      R"(  (void)n;
+  const C* __restrict in = static_cast<const C*>(inputs[0]);
+  C* __restrict out = static_cast<C*>(outputs[0]);
+  double* __restrict e = new double[$1];
+  for (int64_t r = 0; r < $0; ++r) {
+    const C* x = in + r * $1;
+    C* y = out + r * $1;
+    double mx = -__builtin_inf();
+    for (int64_t c = 0; c < $1; ++c) {
+      const double v = static_cast<double>(x[c]);
+      mx = mx < v ? v : mx;
+    }
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t c = 0; c < $1; ++c) {
+      e[c] = vm::exp(static_cast<double>(x[c]) - mx);
+      sum += e[c];
+    }
+#pragma omp simd
+    for (int64_t c = 0; c < $1; ++c) y[c] = static_cast<C>(e[c] / sum);
+  }
+  delete[] e;
+)",
+      rows, cols);
 }
 
 // As the runtime's kernel: per row, in double, the mean, then the mean of
