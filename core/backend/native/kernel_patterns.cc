@@ -1,0 +1,252 @@
+#include "core/backend/native/kernel_patterns.h"
+
+#include <algorithm>
+
+namespace aotcache {
+
+bool ScalarLike(const Meta& m) {
+  if (m.numel() == 1) return true;
+  for (int64_t s : m.stride) {
+    if (s != 0) return false;
+  }
+  return true;
+}
+
+std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
+                                     const ResolvedNode& node) {
+  const std::string& op = node.op->qualified_name;
+  const bool all = op == "aten.sum.default" || op == "aten.mean.default";
+  const bool dims = op == "aten.sum.dim_IntList" || op == "aten.mean.dim";
+  if (!all && !dims) return std::nullopt;
+  if (node.args[0].kind != BoundArg::Kind::kTensor) return std::nullopt;
+  // A dtype argument (sum's and mean's last) must be unset.
+  if (!node.args.back().is_none() && node.args.size() > (all ? 1u : 3u)) {
+    return std::nullopt;
+  }
+  Reduction r;
+  r.mean = op.rfind("aten.mean", 0) == 0;
+  r.input = node.args[0].values[0];
+  const Meta& in = g.values[r.input].meta;
+  const Meta& out = g.values[node.results[0]].meta;
+  if (!IsFloating(in.dtype) || out.dtype != in.dtype || !in.IsContiguous() ||
+      in.offset != 0 || !out.IsContiguous() || out.offset != 0) {
+    return std::nullopt;
+  }
+  std::vector<bool> reduced(in.dim(), true);
+  if (dims && !node.args[1].is_none() && !node.args[1].ints.empty()) {
+    reduced.assign(in.dim(), false);
+    for (int64_t d : node.args[1].ints) {
+      int64_t w = d < 0 ? d + std::max<int64_t>(in.dim(), 1) : d;
+      if (w < 0 || w >= in.dim()) return std::nullopt;
+      reduced[w] = true;
+    }
+  }
+  // Reduced dims: a prefix (outer) or a suffix (inner).
+  int64_t split = 0;
+  while (split < in.dim() && reduced[split]) ++split;
+  bool prefix = true;
+  for (int64_t d = split; d < in.dim(); ++d) prefix &= !reduced[d];
+  int64_t first = in.dim();
+  while (first > 0 && reduced[first - 1]) --first;
+  bool suffix = true;
+  for (int64_t d = 0; d < first; ++d) suffix &= !reduced[d];
+  if (!prefix && !suffix) return std::nullopt;
+  r.inner = suffix;
+  const int64_t at = r.inner ? first : split;
+  for (int64_t d = 0; d < in.dim(); ++d) {
+    (d < at ? r.rows : r.cols) *= in.shape[d];
+  }
+  return r;
+}
+
+namespace {
+
+// A 2-D operand BLAS can read: row-major (stride 1 across columns) or
+// column-major (transposed). Its transpose flag and leading dimension.
+bool BlasOperand(const Meta& m, bool* transposed, int64_t* ld) {
+  if (m.shape.size() != 2) return false;
+  if (m.stride[1] == 1 && m.stride[0] >= std::max<int64_t>(m.shape[1], 1)) {
+    *transposed = false;
+    *ld = m.stride[0];
+    return true;
+  }
+  if (m.stride[0] == 1 && m.stride[1] >= std::max<int64_t>(m.shape[0], 1)) {
+    *transposed = true;
+    *ld = m.stride[1];
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
+  const std::string& op = node.op->qualified_name;
+  const bool addmm = op == "aten.addmm.default";
+  if (op != "aten.mm.default" && !addmm) return false;
+  const Meta& out = g.values[node.results[0]].meta;
+  if (!IsFloating(out.dtype) || !out.IsContiguous() || out.offset != 0) {
+    return false;
+  }
+  const int first = addmm ? 1 : 0;
+  for (int k = 0; k < (addmm ? 3 : 2); ++k) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return false;
+    const Meta& m = g.values[node.args[k].values[0]].meta;
+    if (m.dtype != out.dtype) return false;
+    bool t;
+    int64_t ld;
+    if (k >= first && !BlasOperand(m, &t, &ld)) return false;
+    if (k < first) {  // The bias.
+      bool row = m.shape.size() == 1 && m.shape[0] == out.shape[1];
+      if ((!row && m.shape != out.shape) || !m.IsContiguous()) return false;
+    }
+  }
+  return !addmm || (node.args[3].is_number() && node.args[4].is_number());
+}
+
+bool LastDimSoftmax(const ResolvedGraph& g, const ResolvedNode& node,
+                    bool backward, int64_t* rows, int64_t* cols) {
+  const char* op = backward ? "aten._softmax_backward_data.default"
+                            : "aten._softmax.default";
+  if (node.op->qualified_name != op) return false;
+  const Meta& out = g.values[node.results[0]].meta;
+  const int tensors = backward ? 2 : 1;
+  for (int k = 0; k < tensors; ++k) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return false;
+    const Meta& in = g.values[node.args[k].values[0]].meta;
+    if (!IsFloating(in.dtype) || in.dtype != out.dtype ||
+        in.shape != out.shape || !in.IsContiguous() || in.offset != 0) {
+      return false;
+    }
+  }
+  if (out.dim() < 1 || !out.IsContiguous() || out.offset != 0) return false;
+  int64_t dim = node.args[backward ? 2 : 1].i;
+  if (dim < 0) dim += out.dim();
+  if (dim != out.dim() - 1 || out.shape.back() == 0) return false;
+  *cols = out.shape.back();
+  *rows = out.numel() / *cols;
+  return true;
+}
+
+namespace {
+
+// Read or written by a generated kernel as it is: of `dtype`, contiguous,
+// from its storage's start.
+bool Plain(const Meta& m, DType dtype) {
+  return m.dtype == dtype && m.IsContiguous() && m.offset == 0;
+}
+
+// A layer norm's rows and columns: x floating and plain, `normalized` its
+// trailing dims, of at least one element.
+bool LayerNormRows(const Meta& x, const std::vector<int64_t>& normalized,
+                   int64_t* rows, int64_t* cols) {
+  if (!IsFloating(x.dtype) || !Plain(x, x.dtype) ||
+      normalized.size() > x.shape.size() ||
+      !std::equal(normalized.begin(), normalized.end(),
+                  x.shape.end() - normalized.size())) {
+    return false;
+  }
+  *cols = 1;
+  for (int64_t d : normalized) *cols *= d;
+  if (*cols == 0) return false;
+  *rows = x.numel() / *cols;
+  return true;
+}
+
+// Results r of `node`: plain in `dtype`, of numel[r] elements.
+bool PlainResults(const ResolvedGraph& g, const ResolvedNode& node, DType dtype,
+                  const int64_t (&numel)[3]) {
+  for (int r = 0; r < 3; ++r) {
+    const Meta& m = g.values[node.results[r]].meta;
+    if (!Plain(m, dtype) || m.numel() != numel[r]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<LayerNormShape> LayerNormOf(const ResolvedGraph& g,
+                                          const ResolvedNode& node) {
+  if (node.op->qualified_name != "aten.native_layer_norm.default" ||
+      node.args[0].kind != BoundArg::Kind::kTensor ||
+      !node.args[4].is_number() || node.results.size() != 3) {
+    return std::nullopt;
+  }
+  const Meta& x = g.values[node.args[0].values[0]].meta;
+  const std::vector<int64_t>& normalized = node.args[1].ints;
+  LayerNormShape s;
+  if (!LayerNormRows(x, normalized, &s.rows, &s.cols)) return std::nullopt;
+  s.eps = node.args[4].AsDouble();
+  for (int k : {2, 3}) {
+    const BoundArg& a = node.args[k];
+    if (a.is_none()) continue;
+    if (a.kind != BoundArg::Kind::kTensor) return std::nullopt;
+    const Meta& m = g.values[a.values[0]].meta;
+    if (!Plain(m, x.dtype) || m.shape != normalized) return std::nullopt;
+    (k == 2 ? s.weight : s.bias) = true;
+  }
+  if (!PlainResults(g, node, x.dtype, {x.numel(), s.rows, s.rows})) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<LayerNormBackwardShape> LayerNormBackwardOf(
+    const ResolvedGraph& g, const ResolvedNode& node) {
+  if (node.op->qualified_name != "aten.native_layer_norm_backward.default" ||
+      node.results.size() != 3 || node.args[7].ints.size() != 3) {
+    return std::nullopt;
+  }
+  for (int k : {0, 1, 3, 4}) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return std::nullopt;
+  }
+  auto meta = [&](int k) -> const Meta& {
+    return g.values[node.args[k].values[0]].meta;
+  };
+  const Meta& x = meta(1);
+  const std::vector<int64_t>& normalized = node.args[2].ints;
+  LayerNormBackwardShape s;
+  if (!LayerNormRows(x, normalized, &s.rows, &s.cols) ||
+      !Plain(meta(0), x.dtype) || meta(0).shape != x.shape) {
+    return std::nullopt;
+  }
+  for (int k : {3, 4}) {
+    if (!Plain(meta(k), x.dtype) || meta(k).numel() != s.rows) {
+      return std::nullopt;
+    }
+  }
+  if (!node.args[5].is_none()) {
+    if (node.args[5].kind != BoundArg::Kind::kTensor ||
+        !Plain(meta(5), x.dtype) || meta(5).shape != normalized) {
+      return std::nullopt;
+    }
+    s.weight = true;
+  }
+  for (int r = 0; r < 3; ++r) s.mask[r] = node.args[7].ints[r] != 0;
+  if (!PlainResults(g, node, x.dtype, {x.numel(), s.cols, s.cols})) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node) {
+  GemmShape s;
+  s.addmm = node.op->qualified_name == "aten.addmm.default";
+  const Meta& out = g.values[node.results[0]].meta;
+  const Meta& a = g.values[node.args[s.addmm ? 1 : 0].values[0]].meta;
+  const Meta& b = g.values[node.args[s.addmm ? 2 : 1].values[0]].meta;
+  BlasOperand(a, &s.transpose_a, &s.lda);
+  BlasOperand(b, &s.transpose_b, &s.ldb);
+  s.f64 = out.dtype == v1::DTYPE_FLOAT64;
+  s.m = out.shape[0];
+  s.n = out.shape[1];
+  s.k = a.shape[1];
+  if (s.addmm) {
+    s.beta = node.args[3].AsDouble();
+    s.alpha = node.args[4].AsDouble();
+    s.bias_is_row = g.values[node.args[0].values[0]].meta.shape.size() == 1;
+  }
+  return s;
+}
+
+}  // namespace aotcache

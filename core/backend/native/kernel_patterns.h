@@ -1,0 +1,62 @@
+// Recognizers for the native backend (fusion.h): whether a node is one its
+// kernels compute, and the shape of that kernel. Elementwise operands,
+// reductions over leading or trailing dims, matrix products BLAS can read,
+// softmax over the last dim, layer norm and its backward. Each says no for
+// another op or for layouts its kernel does not take; the runtime's own
+// kernel runs such a node.
+// Thread-safety: pure functions.
+#ifndef AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_PATTERNS_H_
+#define AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_PATTERNS_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "core/backend/native/kernel_source.h"
+#include "core/graph/dtype.h"
+#include "core/graph/resolved_graph.h"
+
+namespace aotcache {
+
+// An operand every element of which is its first: one element, or all
+// strides zero (an expanded scalar, such as the gradient of a sum).
+bool ScalarLike(const Meta& m);
+
+// A sum or mean over a contiguous floating tensor, of its leading dims
+// (outer: out[c] = sum over r of in[r * cols + c]) or trailing dims (inner:
+// out[r] = sum over c of in[r * cols + c]), accumulated in double as the
+// runtime's kernel does.
+struct Reduction {
+  bool inner = true;
+  bool mean = false;
+  int64_t rows = 1, cols = 1;
+  int input = -1;  // Value id.
+};
+std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
+                                     const ResolvedNode& node);
+
+// mm(a, b) or addmm(bias, a, b, beta, alpha) over floating matrices BLAS
+// can read, into a contiguous result; bias [N] or [M, N], contiguous. Its
+// call, for a node BlasMatmul takes.
+bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node);
+GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node);
+
+// _softmax (or, `backward`, _softmax_backward_data) over the last dim of
+// contiguous floating tensors into one of their dtype: rows and columns.
+bool LastDimSoftmax(const ResolvedGraph& g, const ResolvedNode& node,
+                    bool backward, int64_t* rows, int64_t* cols);
+
+// native_layer_norm(x, normalized_shape, weight?, bias?, eps) over the
+// trailing dims of a contiguous floating x, with weight and bias contiguous
+// of those dims and results contiguous in x's dtype.
+std::optional<LayerNormShape> LayerNormOf(const ResolvedGraph& g,
+                                          const ResolvedNode& node);
+
+// native_layer_norm_backward(g, x, normalized_shape, mean, rstd, weight?,
+// bias?, output_mask) over contiguous tensors of x's dtype, as for
+// LayerNormOf. The mask is the node's.
+std::optional<LayerNormBackwardShape> LayerNormBackwardOf(
+    const ResolvedGraph& g, const ResolvedNode& node);
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_PATTERNS_H_
