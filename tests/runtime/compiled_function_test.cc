@@ -4,12 +4,17 @@
 // an input. Also: pairing of forward and backward, and the buffer plan.
 #include "core/runtime/compiled_function.h"
 
+#include <cmath>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
 #include "core/backend/reference_backend.h"
+#include "core/graph/validate.h"
+#include "core/runtime/graph_executor.h"
 #include "core/runtime/strided.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
@@ -189,6 +194,58 @@ TEST(BufferPlanTest, PlannedPeakIsBelowEveryIntermediateInItsOwnMemory) {
     ASSERT_TRUE(program.ParseFromString(artifact.payload()));
     EXPECT_LT(program.planned_peak_bytes(), program.unplanned_bytes()) << file;
   }
+}
+
+// Planned memory is kept from one Run to the next: Runs in flight at once
+// each take their own, and later Runs reuse it, with every result as a Run
+// alone computes it.
+TEST(BufferPlanTest, PlannedMemoryIsReusedSafelyByConcurrentRuns) {
+  auto plan = Plan(testing::LoadGraphOrDie("graphs/mlp_mse__nrg.json"));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto fw = CompileForward(*plan, ReferenceBackend());
+  ASSERT_TRUE(fw.ok()) << fw.status();
+  v1::ReferenceProgram program;
+  ASSERT_TRUE(program.ParseFromString(fw->payload()));
+  ASSERT_GT(program.slot_bytes_size(), 0);
+  auto executor = GraphExecutor::Create(program);
+  ASSERT_TRUE(executor.ok()) << executor.status();
+  const ResolvedGraph resolved =
+      *ValidateGraph(program.graph(), InternalGraphLimits());
+  // Inputs that differ per seed, and what a lone Run gives for each.
+  auto inputs_for = [&](int seed) {
+    std::vector<Tensor> inputs;
+    for (int i = 0; i < resolved.num_inputs(); ++i) {
+      Tensor t = Tensor::Zeros(resolved.values[i].meta);
+      for (int64_t e = 0; e < t.storage_elements(); ++e) {
+        StoreFrom<double>(t.storage_data(), t.dtype(), e,
+                          std::sin(0.1 * e + seed + i));
+      }
+      inputs.push_back(t);
+    }
+    return inputs;
+  };
+  constexpr int kThreads = 4;
+  std::vector<std::vector<double>> alone;
+  for (int seed = 0; seed < kThreads; ++seed) {
+    auto out = (*executor)->Run(inputs_for(seed));
+    ASSERT_TRUE(out.ok()) << out.status();
+    alone.push_back((*out)[0].ToDoubles());
+  }
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int seed = 0; seed < kThreads; ++seed) {
+    threads.emplace_back([&, seed] {
+      const std::vector<Tensor> inputs = inputs_for(seed);
+      for (int run = 0; run < 200; ++run) {
+        auto out = (*executor)->Run(inputs);
+        if (!out.ok() || (*out)[0].ToDoubles() != alone[seed]) {
+          ++mismatches[seed];
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches, std::vector<int>(kThreads, 0));
 }
 
 }  // namespace
