@@ -12,6 +12,8 @@ in one run (compare the ratios: these machines are shared and noisy).
        block  layer norm + softmax attention-like block, sequence 128,
               width 256
        chain  10 elementwise ops (sin, cos, tanh, sigmoid, ...) on 1M floats
+     Each row also gives eager against itself, measured the same way: the
+     noise floor of the ratio at that moment.
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=build/python /usr/bin/python3 bench/backends.py
 
@@ -151,8 +153,12 @@ def main():
                 compiled = aot_function(fn, server=server)
                 compiled(*inputs).backward()  # Compile (forward and backward).
                 eager, native = step_ms((fn, compiled), inputs, args.steps)
+                # Eager against itself, in the same turns: the noise floor
+                # of the ratio on this machine at this moment.
+                first, second = step_ms((fn, lambda *a: fn(*a)), inputs, args.steps)
                 print("  %-6s eager %8.2f   aotcache native %8.2f   %.2fx"
-                      % (name, eager, native, native / eager))
+                      "   (eager vs itself %.2fx)"
+                      % (name, eager, native, native / eager, second / first))
         finally:
             daemon.terminate()
             daemon.wait(timeout=30)
