@@ -52,9 +52,9 @@ absl::StatusOr<CompilePlan> PlanInProcess(const v1::CompileRequest& request) {
 Client::Client(ClientOptions options)
     : options_(std::move(options)),
       target_(ResolveServerTarget(options_.server)),
+      host_target_bytes_(DeterministicBytes(HostTarget())),
       is_default_daemon_(DefaultDaemonWanted(options_)),
       channel_(OpenChannel(target_)),
-      host_target_bytes_(DeterministicBytes(HostTarget())),
       stub_(v1::CompileService::NewStub(channel_)),
       generic_stub_(channel_) {
   if (options_.artifact_dir != "none") {

@@ -2,6 +2,7 @@
 // Arithmetic computes in the result dtype; comparisons in float64.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "core/runtime/kernel.h"
 #include "core/runtime/strided.h"
@@ -118,7 +119,13 @@ Results Neg(const KernelArgs& k) {
   return UnaryOp(k, [](auto x) { return -x; });
 }
 Results Abs(const KernelArgs& k) {
-  return UnaryOp(k, [](auto x) { return x < 0 ? -x : x; });
+  return UnaryOp(k, [](auto x) {
+    if constexpr (std::is_same_v<decltype(x), bool>) {
+      return x;  // |true| is true.
+    } else {
+      return x < 0 ? -x : x;
+    }
+  });
 }
 Results Relu(const KernelArgs& k) {
   return UnaryOp(k, [](auto x) {

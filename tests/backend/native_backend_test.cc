@@ -143,7 +143,9 @@ v1::NativeProgram NativeProgramOf(const CompilePlan& plan) {
   v1::NativeProgram native;
   auto artifact = CompileForward(plan, Native());
   EXPECT_TRUE(artifact.ok()) << artifact.status();
-  if (artifact.ok()) EXPECT_TRUE(native.ParseFromString(artifact->payload()));
+  if (artifact.ok()) {
+    EXPECT_TRUE(native.ParseFromString(artifact->payload()));
+  }
   return native;
 }
 
