@@ -1,7 +1,5 @@
 #include "core/backend/native/fusion.h"
 
-#include <algorithm>
-#include <cmath>
 #include <map>
 #include <numeric>
 #include <optional>

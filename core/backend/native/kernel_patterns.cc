@@ -1,6 +1,8 @@
 #include "core/backend/native/kernel_patterns.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace aotcache {
 
