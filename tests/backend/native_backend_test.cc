@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 #include "core/analysis/analyze.h"
@@ -229,6 +230,52 @@ TEST(NativeBackendTest, ASoftmaxOverTheLastDimIsOneKernel) {
   ExpectNativeMatchesReference(
       p->plan,
       {Filled({4, 33}, [](int64_t i) { return std::sin(0.3 * i) * 5; })});
+}
+
+// IEEE semantics as the runtime's kernels have them (no -ffast-math): inf,
+// -inf and NaN through transcendental functions, max/min, relu,
+// comparisons and where, a softmax, a layer norm and a sum.
+TEST(NativeBackendTest, InfAndNaNBehaveAsInTheReferenceKernels) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [4, 8], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "y", "meta": {"shape": [4, 8], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "e", "op": "aten.exp.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "l", "op": "aten.log.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "s", "op": "aten.sigmoid.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "t", "op": "aten.tanh.default", "args": [{"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "mx", "op": "aten.maximum.default", "args": [{"node": "x"}, {"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "mn", "op": "aten.minimum.default", "args": [{"node": "e"}, {"node": "l"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "r", "op": "aten.relu.default", "args": [{"node": "mn"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gt", "op": "aten.gt.Tensor", "args": [{"node": "x"}, {"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "w", "op": "aten.where.self", "args": [{"node": "gt"}, {"node": "s"}, {"node": "t"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "a", "op": "aten.add.Tensor", "args": [{"node": "w"}, {"node": "r"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "sm", "op": "aten._softmax.default", "args": [{"node": "mx"}, {"int": -1}, {"bool": false}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "ln", "op": "aten.native_layer_norm.default", "args": [{"node": "y"}, {"ints": {"values": [8]}}, {"none": true}, {"none": true}, {"float": 1e-05}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "n", "op": "getitem", "args": [{"node": "ln"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "sum", "op": "aten.sum.dim_IntList", "args": [{"node": "a"}, {"ints": {"values": [1]}}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["a", "sm", "n", "sum"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  // Rows mix inf, -inf and NaN with ordinary values; row 3 is ordinary.
+  auto special = [](int64_t i) {
+    const double kSpecial[] = {std::numeric_limits<double>::infinity(),
+                               -std::numeric_limits<double>::infinity(),
+                               std::numeric_limits<double>::quiet_NaN(),
+                               0.0,
+                               -0.0,
+                               88.0,
+                               -104.0,
+                               1e-30};
+    return i < 24 ? kSpecial[(i * 5) % 8] : 0.25 * i - 7;
+  };
+  ExpectNativeMatchesReference(
+      p->plan, {Filled({4, 8}, special), Filled({4, 8}, [](int64_t i) {
+                  return i % 3 == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                    : std::sin(1.3 * i) * 50;
+                })});
 }
 
 // pow with a number exponent: squares as products, others through pow (NaN
