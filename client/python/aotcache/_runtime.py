@@ -108,6 +108,27 @@ class CompiledEntry:
         # in an input's memory (regenerated as views of the caller's tensor).
         self.function_user = [j for j, o in enumerate(self.outputs)
                               if o["output_type"] not in (IS_INPUT, ALIAS_OF_INPUT)]
+        # Fixed per entry, computed once rather than on every call: which
+        # mutated inputs are written, where each tangent's output sits
+        # among the Function's outputs (None: not one of them), the other
+        # outputs (not differentiable), and each tangent's layout.
+        self.mutated_data = {i for i in self.mutated if self.inputs[i]["mutates_data"]}
+        positions = {("mutated", i): n for n, i in enumerate(self.mutated)}
+        first_user = len(self.mutated)
+        for n, j in enumerate(self.function_user):
+            positions[("user", j)] = first_user + n
+        first_base = first_user + len(self.function_user)
+        for b in range(self.num_bases):
+            positions[("base", b)] = first_base + b
+        self.tangent_positions = [
+            positions.get((TANGENT_POSITION[t["source"]], int(t.get("index", 0))))
+            for t in self.tangents]
+        needed = {p for p in self.tangent_positions if p is not None}
+        self.non_differentiable = [n for n in range(first_base + self.num_bases)
+                                   if n not in needed]
+        self.tangent_layouts = [
+            ([int(x) for x in t["meta"].get("shape", [])],
+             fx_export.dtype_of_name(t["meta"]["dtype"])) for t in self.tangents]
 
     # -- running ---------------------------------------------------------
 
@@ -252,7 +273,7 @@ class _CompiledFunction(torch.autograd.Function):
         raw = entry.forward_raw(inputs)
         k = len(entry.mutated)
         first_saved = k + entry.num_user + entry.num_bases
-        mutated_data = {i for i in entry.mutated if entry.inputs[i]["mutates_data"]}
+        mutated_data = entry.mutated_data
         # Saved values in an input's memory: the input goes through
         # save_for_backward (eager's in-place check still fires), unless the
         # epilogue is about to write it, in which case they are copied now.
@@ -268,21 +289,14 @@ class _CompiledFunction(torch.autograd.Function):
         ctx.saved = saved
         ctx.entry = entry
 
-        outs, positions = [], {}
-        for n, i in enumerate(entry.mutated):
-            positions[("mutated", i)] = len(outs)
-            outs.append(as_tensor(raw[n], inputs))
-        for j in entry.function_user:
-            positions[("user", j)] = len(outs)
-            outs.append(_owned(raw[k + j], inputs))
-        for b in range(entry.num_bases):
-            positions[("base", b)] = len(outs)
-            outs.append(as_tensor(raw[k + entry.num_user + b], inputs))
-        ctx.tangent_positions = [
-            positions.get((TANGENT_POSITION[t["source"]], int(t.get("index", 0))))
-            for t in entry.tangents]
-        needed = {p for p in ctx.tangent_positions if p is not None}
-        ctx.mark_non_differentiable(*[o for n, o in enumerate(outs) if n not in needed])
+        # The new values of mutated inputs, the user outputs the Function
+        # returns, the intermediate bases (as entry.tangent_positions count).
+        outs = [as_tensor(raw[n], inputs) for n in range(k)]
+        outs += [_owned(raw[k + j], inputs) for j in entry.function_user]
+        outs += [as_tensor(raw[k + entry.num_user + b], inputs)
+                 for b in range(entry.num_bases)]
+        if entry.non_differentiable:
+            ctx.mark_non_differentiable(*[outs[n] for n in entry.non_differentiable])
         return tuple(outs)
 
     @staticmethod
@@ -297,11 +311,9 @@ class _CompiledFunction(torch.autograd.Function):
             else:
                 saved.append(value)
         tangents = []
-        for t, position in zip(entry.tangents, ctx.tangent_positions):
-            shape = [int(x) for x in t["meta"].get("shape", [])]
+        for (shape, dtype), position in zip(entry.tangent_layouts, entry.tangent_positions):
             g = grads[position] if position is not None else None
             if g is None:
-                dtype = fx_export.dtype_of_name(t["meta"]["dtype"])
                 g = torch.zeros(shape, dtype=dtype)
             tangents.append(g)
         all_tensors = saved + tangents
