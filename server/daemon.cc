@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
+#include "core/key/host_target.h"
 #include "glog/logging.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -32,10 +33,14 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name) {
   if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
   absl::StatusOr<std::unique_ptr<NativeBackend>> native =
       NativeBackend::Create(compiler);
-  if (native.ok()) return std::unique_ptr<Backend>(*std::move(native));
-  if (name == "native") return native.status();
-  LOG(INFO) << "no C++ compiler (" << native.status().message()
-            << "): the reference backend";
+  // A compiler that runs but cannot link kernels (libopenblas-dev missing,
+  // say) would fail every compile: found out now, once.
+  absl::Status usable =
+      native.ok() ? (*native)->CheckToolchain(HostTarget()) : native.status();
+  if (usable.ok()) return std::unique_ptr<Backend>(*std::move(native));
+  if (name == "native") return usable;
+  LOG(WARNING) << "the native backend cannot run here (" << usable.message()
+               << "): the reference backend";
   return std::make_unique<ReferenceBackend>();
 }
 

@@ -18,7 +18,8 @@ ABSL_FLAG(std::string, data_dir, "",
           "~/.cache/aotcache)");
 ABSL_FLAG(std::string, backend, "auto",
           "the compiler backend: native, reference, or auto (native when the "
-          "C++ compiler, $AOTCACHE_CXX else c++, runs)");
+          "C++ compiler, $AOTCACHE_CXX else c++, builds a test kernel at "
+          "startup)");
 ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
           "largest request accepted");
 ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted, in nodes");

@@ -1,5 +1,10 @@
 // Which backend a daemon compiles with: native when the C++ compiler runs
-// ($AOTCACHE_CXX, else c++), reference otherwise, or the one asked for.
+// ($AOTCACHE_CXX, else c++) and links kernels, reference otherwise, or the
+// one asked for.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "gtest/gtest.h"
 #include "server/daemon.h"
 #include "tests/testing/scoped_env.h"
@@ -44,6 +49,37 @@ TEST(BackendChoiceTest, NativeWithoutACompilerIsAnErrorAndReferenceIsChosen) {
   auto reference = StartWith(dir, "reference");
   ASSERT_TRUE(reference.ok()) << reference.status();
   EXPECT_EQ((*reference)->backend_name(), "reference");
+}
+
+// A compiler that runs (--version) but cannot link kernels, as when
+// libopenblas-dev is missing.
+std::string CompilerThatCannotLink(const TempDir& dir) {
+  const std::string path = dir.path() + "/c++";
+  std::ofstream(path)
+      << "#!/bin/sh\n"
+         "if [ \"$1\" = --version ]; then exec c++ --version; fi\n"
+         "echo '/usr/bin/ld: cannot find -lopenblas' >&2\n"
+         "exit 1\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+TEST(BackendChoiceTest, AutoIsReferenceWhenTheCompilerCannotLinkKernels) {
+  TempDir dir, tools;
+  ScopedEnv cxx("AOTCACHE_CXX", CompilerThatCannotLink(tools));
+  auto daemon = StartWith(dir, "auto");
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  EXPECT_EQ((*daemon)->backend_name(), "reference");
+}
+
+TEST(BackendChoiceTest, NativeWhenTheCompilerCannotLinkKernelsIsAnError) {
+  TempDir dir, tools;
+  ScopedEnv cxx("AOTCACHE_CXX", CompilerThatCannotLink(tools));
+  auto daemon = StartWith(dir, "native");
+  EXPECT_TRUE(absl::IsFailedPrecondition(daemon.status())) << daemon.status();
+  EXPECT_NE(daemon.status().message().find("cannot find -lopenblas"),
+            std::string::npos)
+      << daemon.status();
 }
 
 TEST(BackendChoiceTest, AnUnknownBackendIsInvalidArgument) {

@@ -93,6 +93,19 @@ absl::StatusOr<std::unique_ptr<NativeBackend>> NativeBackend::Create(
       new NativeBackend(std::move(options), std::move(version)));
 }
 
+absl::Status NativeBackend::CheckToolchain(const v1::Target& target) const {
+  AOTCACHE_ASSIGN_OR_RETURN(HostCompilerOptions options,
+                            ForTarget(options_, target));
+  absl::StatusOr<std::string> so =
+      CompileSharedObject("extern \"C\" void aotcache_probe() {}\n", options);
+  if (!so.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the C++ toolchain cannot build native kernels: ",
+                     so.status().message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Artifact> NativeBackend::Compile(
     const v1::Graph& graph, const ArtifactSpec& spec) const {
   AOTCACHE_ASSIGN_OR_RETURN(v1::Artifact artifact,

@@ -23,6 +23,12 @@ class NativeBackend final : public Backend {
   static absl::StatusOr<std::unique_ptr<NativeBackend>> Create(
       HostCompilerOptions options = HostCompilerOptions());
 
+  // Builds an empty kernel for `target` with the backend's compiler, flags
+  // and libraries: OK, or FailedPrecondition with the compiler's message
+  // when this machine cannot build kernels (a library missing, say). About
+  // one compiler run (50 ms here).
+  absl::Status CheckToolchain(const v1::Target& target) const;
+
   absl::string_view name() const override { return "native"; }
   absl::string_view version() const override { return version_; }
   // Internal with the compiler's message when it fails; DeadlineExceeded
