@@ -271,7 +271,7 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
       if (!bytes.ok() || !forward.ParseFromString(*bytes)) {
         // The forward is gone or corrupt: compile it again from the entry.
         CompileRequest from_entry{entry->graph(), entry->options(),
-                                  entry->target()};
+                                  entry->target(), /*request_digest=*/""};
         AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(from_entry));
         AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan,
                                   PlanCompilation(a.analysis));
