@@ -49,8 +49,9 @@ struct FusedGroup {
   }
 };
 
-// Elementwise groups (a single node too: one vectorized loop) and matrix
-// products; a node is in at most one group.
+// Elementwise groups (a single node too: one vectorized loop), and the
+// nodes with kernels of their own kind (kernel_patterns.h: matrix products,
+// softmax, layer norm); a node is in at most one group.
 std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& graph);
 
 // The C++ source of the groups' kernels, aotcache_kernel_<index>.
