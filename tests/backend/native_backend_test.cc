@@ -278,6 +278,42 @@ TEST(NativeBackendTest, InfAndNaNBehaveAsInTheReferenceKernels) {
                 })});
 }
 
+// Tensors with no elements, and matrix products over an empty inner
+// dimension (zeros), through every kind of kernel.
+TEST(NativeBackendTest, EmptyTensorsGiveWhatTheReferenceKernelsGive) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [0, 8], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "a", "meta": {"shape": [3, 0], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "b", "meta": {"shape": [0, 4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "e", "op": "aten.exp.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "sm", "op": "aten._softmax.default", "args": [{"node": "e"}, {"int": -1}, {"bool": false}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "ln", "op": "aten.native_layer_norm.default", "args": [{"node": "x"}, {"ints": {"values": [8]}}, {"none": true}, {"none": true}, {"float": 1e-05}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "n", "op": "getitem", "args": [{"node": "ln"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "rows", "op": "aten.sum.dim_IntList", "args": [{"node": "e"}, {"ints": {"values": [0]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "mean", "op": "aten.mean.default", "args": [{"node": "e"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "mm", "op": "aten.mm.default", "args": [{"node": "a"}, {"node": "b"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "xt", "op": "aten.t.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gram", "op": "aten.mm.default", "args": [{"node": "xt"}, {"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["sm", "n", "rows", "mean", "mm", "gram"]})json");
+  ASSERT_NE(p, nullptr);
+  std::vector<Tensor> out =
+      ForwardWith(Native(), p->plan,
+                  {Filled({0, 8}, [](int64_t) { return 1.0; }),
+                   Filled({3, 0}, [](int64_t) { return 1.0; }),
+                   Filled({0, 4}, [](int64_t) { return 1.0; })});
+  ASSERT_EQ(out.size(), 6u);
+  EXPECT_EQ(out[2].ToDoubles(), std::vector<double>(8, 0.0));   // Sum of none.
+  EXPECT_TRUE(std::isnan(out[3].ToDoubles()[0]));               // Mean of none.
+  EXPECT_EQ(out[4].ToDoubles(), std::vector<double>(12, 0.0));  // [3,0]@[0,4].
+  EXPECT_EQ(out[5].ToDoubles(), std::vector<double>(64, 0.0));  // [8,0]@[0,8].
+  ExpectNativeMatchesReference(p->plan,
+                               {Filled({0, 8}, [](int64_t) { return 1.0; }),
+                                Filled({3, 0}, [](int64_t) { return 1.0; }),
+                                Filled({0, 4}, [](int64_t) { return 1.0; })});
+}
+
 // pow with a number exponent: squares as products, others through pow (NaN
 // for a negative base and a fractional exponent), in the elementwise loop.
 TEST(NativeBackendTest, PowersOfANumberExponentAreFused) {
