@@ -334,6 +334,29 @@ TEST(NativeBackendTest, PowersOfANumberExponentAreFused) {
       p->plan, {Filled({64}, [](int64_t i) { return 0.1 * i - 3.0; })});
 }
 
+// gelu and its backward, exact (erf) and approximate (tanh), fused: libmvec
+// has erf since glibc 2.35.
+TEST(NativeBackendTest, GeluAndItsBackwardAreFused) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [96], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "g", "meta": {"shape": [96], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "exact", "op": "aten.gelu.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "approx", "op": "aten.gelu.default", "args": [{"node": "x"}], "kwargs": {"approximate": {"string": "tanh"}}, "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d_exact", "op": "aten.gelu_backward.default", "args": [{"node": "g"}, {"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d_approx", "op": "aten.gelu_backward.default", "args": [{"node": "g"}, {"node": "x"}], "kwargs": {"approximate": {"string": "tanh"}}, "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["exact", "approx", "d_exact", "d_approx"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 4);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  EXPECT_THAT(native.source(), HasSubstr("vm::erf("));
+  ExpectNativeMatchesReference(
+      p->plan, {Filled({96}, [](int64_t i) { return 0.125 * i - 6.0; }),
+                Filled({96}, [](int64_t i) { return std::cos(0.3 * i); })});
+}
+
 // native_layer_norm: one kernel computing its three results, with and
 // without weight and bias, over one or several trailing dims.
 TEST(NativeBackendTest, ALayerNormIsOneKernelOfThreeResults) {

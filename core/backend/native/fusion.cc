@@ -13,7 +13,15 @@ namespace aotcache {
 namespace {
 
 const Formula* FormulaOf(const ResolvedNode& node) {
-  return FindFormula(node.op->qualified_name);
+  const std::string& op = node.op->qualified_name;
+  // gelu's and gelu_backward's formula follows their `approximate`.
+  const int approximate = op == "aten.gelu.default"            ? 1
+                          : op == "aten.gelu_backward.default" ? 2
+                                                               : -1;
+  if (approximate > 0 && node.args[approximate].s == "tanh") {
+    return FindFormula(op + "(tanh)");
+  }
+  return FindFormula(op);
 }
 
 // The node computes elementwise over float or bool operands that are

@@ -62,6 +62,27 @@ constexpr Formula kFormulas[] = {
      Formula::Operands::kAsDouble},
     {"aten.where.self", 3, "static_cast<C>(c ? a : b)",
      Formula::Operands::kWhere},
+    // gelu by its `approximate` argument (FindFormula's name for "tanh"),
+    // with M_SQRT1_2, M_SQRT2 and M_2_SQRTPI spelled out as glibc's.
+    {"aten.gelu.default", 1,
+     "static_cast<C>(a * C(0.5) * (C(1) + vm::erf(a * "
+     "static_cast<C>(0.70710678118654752440))))"},
+    {"aten.gelu.default(tanh)", 1,
+     "static_cast<C>(C(0.5) * a * (C(1) + vm::tanh(static_cast<C>("
+     "1.41421356237309504880 * 1.12837916709551257390 * 0.5) * (a + "
+     "C(0.044715) * a * a * a))))"},
+    // In double: the gradient times gelu's derivative at b.
+    {"aten.gelu_backward.default", 2,
+     "static_cast<C>(static_cast<double>(a) * [](double v) { return 0.5 * (1 "
+     "+ vm::erf(v * 0.70710678118654752440)) + v * (vm::exp(-0.5 * v * v) * "
+     "1.12837916709551257390 * 0.70710678118654752440 * 0.5); "
+     "}(static_cast<double>(b)))"},
+    {"aten.gelu_backward.default(tanh)", 2,
+     "static_cast<C>(static_cast<double>(a) * [](double v) { const double "
+     "beta = 1.41421356237309504880 * 1.12837916709551257390 * 0.5, kappa = "
+     "0.044715; const double t = vm::tanh(beta * (v + kappa * v * v * v)); "
+     "return 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * beta * (1 + 3 * kappa * "
+     "v * v); }(static_cast<double>(b)))"},
 };
 
 // The math functions, declared with their OpenMP SIMD variants so that the
@@ -79,6 +100,8 @@ float cosf(float);
 #pragma omp declare simd notinbranch
 float tanhf(float);
 #pragma omp declare simd notinbranch
+float erff(float);
+#pragma omp declare simd notinbranch
 double exp(double);
 #pragma omp declare simd notinbranch
 double log(double);
@@ -88,6 +111,8 @@ double sin(double);
 double cos(double);
 #pragma omp declare simd notinbranch
 double tanh(double);
+#pragma omp declare simd notinbranch
+double erf(double);
 // CBLAS (OpenBLAS): row-major 101, no transpose 111, transpose 112.
 void cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
                  const float*, int, float, float*, int);
@@ -100,6 +125,7 @@ inline float log(float x) { return logf(x); }
 inline float sin(float x) { return sinf(x); }
 inline float cos(float x) { return cosf(x); }
 inline float tanh(float x) { return tanhf(x); }
+inline float erf(float x) { return erff(x); }
 inline float sqrt(float x) { return __builtin_sqrtf(x); }
 inline float pow(float x, float y) { return __builtin_powf(x, y); }
 inline double exp(double x) { return ::exp(x); }
@@ -107,6 +133,7 @@ inline double log(double x) { return ::log(x); }
 inline double sin(double x) { return ::sin(x); }
 inline double cos(double x) { return ::cos(x); }
 inline double tanh(double x) { return ::tanh(x); }
+inline double erf(double x) { return ::erf(x); }
 inline double sqrt(double x) { return __builtin_sqrt(x); }
 inline double pow(double x, double y) { return __builtin_pow(x, y); }
 }  // namespace vm

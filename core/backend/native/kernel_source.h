@@ -33,15 +33,17 @@ struct Formula {
   } operands = Operands::kAsResult;
 };
 
-// The formula of an elementwise op ("aten.add.Tensor"), or nullptr.
+// The formula of an elementwise op ("aten.add.Tensor"; gelu and
+// gelu_backward with approximate="tanh" as "aten.gelu.default(tanh)"), or
+// nullptr.
 const Formula* FindFormula(absl::string_view op);
 
 // "float", "double" or "bool".
 const char* CppTypeName(DType dtype);
 
 // Declarations of the math functions with their OpenMP SIMD variants, of
-// cblas_sgemm/dgemm, and namespace vm (exp, log, sin, cos, tanh, sqrt, pow for
-// float and double).
+// cblas_sgemm/dgemm, and namespace vm (exp, log, sin, cos, tanh, erf, sqrt
+// and pow for float and double).
 std::string KernelPreamble();
 
 // `x` as a C++ double expression (inf and NaN included).
