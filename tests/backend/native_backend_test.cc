@@ -423,6 +423,30 @@ TEST(NativeBackendTest, ALayerNormBackwardIsOneKernelOfThreeResults) {
        Filled({16}, [](int64_t i) { return 0.2 * i - 0.4; })});
 }
 
+// log_softmax, and the backward of softmax and of log_softmax, are one
+// kernel each, as the runtime's kernels compute them.
+TEST(NativeBackendTest, LogSoftmaxAndTheSoftmaxBackwardsAreOneKernelEach) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [5, 19], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "g", "meta": {"shape": [5, 19], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "ls", "op": "aten._log_softmax.default", "args": [{"node": "x"}, {"int": -1}, {"bool": false}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "s", "op": "aten._softmax.default", "args": [{"node": "x"}, {"int": 1}, {"bool": false}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "dls", "op": "aten._log_softmax_backward_data.default", "args": [{"node": "g"}, {"node": "ls"}, {"int": -1}, {"dtype": "DTYPE_FLOAT32"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "ds", "op": "aten._softmax_backward_data.default", "args": [{"node": "g"}, {"node": "s"}, {"int": 1}, {"dtype": "DTYPE_FLOAT32"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["ls", "dls", "ds"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 4);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  EXPECT_THAT(native.source(), HasSubstr("log_sum"));
+  ExpectNativeMatchesReference(
+      p->plan,
+      {Filled({5, 19}, [](int64_t i) { return std::sin(0.3 * i) * 7; }),
+       Filled({5, 19}, [](int64_t i) { return std::cos(0.11 * i) - 0.2; })});
+}
+
 // A fused group runs at its last node: its operands stay live until then,
 // and its inner results get no memory.
 TEST(BufferPlanTest, FusedGroupsRunAtTheirLastNodesTurn) {

@@ -126,17 +126,15 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   }
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
-    int64_t rows, cols;
-    for (bool backward : {false, true}) {
-      if (!LastDimSoftmax(g, node, backward, &rows, &cols)) continue;
-      FusedGroup group;
-      (backward ? group.softmax_backward : group.softmax) = true;
-      group.nodes = {static_cast<int>(n)};
-      group.inputs = {node.args[0].values[0]};
-      if (backward) group.inputs.push_back(node.args[1].values[0]);
-      group.outputs = {node.results[0]};
-      groups.push_back(std::move(group));
-    }
+    std::optional<SoftmaxShape> softmax = SoftmaxOf(g, node);
+    if (!softmax.has_value()) continue;
+    FusedGroup group;
+    group.softmax = true;
+    group.nodes = {static_cast<int>(n)};
+    group.inputs = {node.args[0].values[0]};
+    if (softmax->backward) group.inputs.push_back(node.args[1].values[0]);
+    group.outputs = {node.results[0]};
+    groups.push_back(std::move(group));
   }
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
@@ -245,14 +243,9 @@ std::string GenerateKernels(const ResolvedGraph& g,
                     "(const void* const* inputs, void* const* outputs, "
                     "int64_t n) {\n",
                     "  using C = ", c, ";\n");
-    if (group.softmax || group.softmax_backward) {
-      int64_t rows, cols;
-      LastDimSoftmax(g, g.nodes[group.nodes[0]], group.softmax_backward, &rows,
-                     &cols);
-      absl::StrAppend(&out,
-                      group.softmax ? SoftmaxSource(rows, cols)
-                                    : SoftmaxBackwardSource(rows, cols),
-                      "}\n\n");
+    if (group.softmax) {
+      absl::StrAppend(
+          &out, SoftmaxSource(*SoftmaxOf(g, g.nodes[group.nodes[0]])), "}\n\n");
       continue;
     }
     if (group.layer_norm) {

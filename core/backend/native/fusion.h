@@ -32,9 +32,9 @@ struct FusedGroup {
   // The last node is a sum or mean over leading or trailing dims of a
   // contiguous tensor; the others compute its input, element by element.
   bool reduction = false;
-  // One softmax, or its backward, over the last dim of contiguous tensors.
+  // One softmax or log_softmax, or the backward of one, over the last dim
+  // of contiguous tensors.
   bool softmax = false;
-  bool softmax_backward = false;
   // One native_layer_norm over trailing dims of a contiguous tensor, with
   // its three results.
   bool layer_norm = false;
@@ -44,8 +44,7 @@ struct FusedGroup {
   // Generated for its operands' layouts, not elementwise over contiguous
   // operands of its output's size.
   bool any_layout() const {
-    return matmul || reduction || softmax || softmax_backward || layer_norm ||
-           layer_norm_backward;
+    return matmul || reduction || softmax || layer_norm || layer_norm_backward;
   }
 };
 

@@ -106,28 +106,35 @@ bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
   return !addmm || (node.args[3].is_number() && node.args[4].is_number());
 }
 
-bool LastDimSoftmax(const ResolvedGraph& g, const ResolvedNode& node,
-                    bool backward, int64_t* rows, int64_t* cols) {
-  const char* op = backward ? "aten._softmax_backward_data.default"
-                            : "aten._softmax.default";
-  if (node.op->qualified_name != op) return false;
+std::optional<SoftmaxShape> SoftmaxOf(const ResolvedGraph& g,
+                                      const ResolvedNode& node) {
+  const std::string& op = node.op->qualified_name;
+  SoftmaxShape s;
+  s.log = op == "aten._log_softmax.default" ||
+          op == "aten._log_softmax_backward_data.default";
+  s.backward = op == "aten._softmax_backward_data.default" ||
+               op == "aten._log_softmax_backward_data.default";
+  if (!s.log && !s.backward && op != "aten._softmax.default") {
+    return std::nullopt;
+  }
   const Meta& out = g.values[node.results[0]].meta;
-  const int tensors = backward ? 2 : 1;
-  for (int k = 0; k < tensors; ++k) {
-    if (node.args[k].kind != BoundArg::Kind::kTensor) return false;
+  for (int k = 0; k < (s.backward ? 2 : 1); ++k) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return std::nullopt;
     const Meta& in = g.values[node.args[k].values[0]].meta;
     if (!IsFloating(in.dtype) || in.dtype != out.dtype ||
         in.shape != out.shape || !in.IsContiguous() || in.offset != 0) {
-      return false;
+      return std::nullopt;
     }
   }
-  if (out.dim() < 1 || !out.IsContiguous() || out.offset != 0) return false;
-  int64_t dim = node.args[backward ? 2 : 1].i;
+  if (out.dim() < 1 || !out.IsContiguous() || out.offset != 0) {
+    return std::nullopt;
+  }
+  int64_t dim = node.args[s.backward ? 2 : 1].i;
   if (dim < 0) dim += out.dim();
-  if (dim != out.dim() - 1 || out.shape.back() == 0) return false;
-  *cols = out.shape.back();
-  *rows = out.numel() / *cols;
-  return true;
+  if (dim != out.dim() - 1 || out.shape.back() == 0) return std::nullopt;
+  s.cols = out.shape.back();
+  s.rows = out.numel() / s.cols;
+  return s;
 }
 
 namespace {

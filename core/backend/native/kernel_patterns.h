@@ -1,7 +1,8 @@
 // Recognizers for the native backend (fusion.h): whether a node is one its
 // kernels compute, and the shape of that kernel. Elementwise operands,
 // reductions over leading or trailing dims, matrix products BLAS can read,
-// softmax over the last dim, layer norm and its backward. Each says no for
+// softmax and log_softmax over the last dim and their backward, layer norm
+// and its backward. Each says no for
 // another op or for layouts its kernel does not take; the runtime's own
 // kernel runs such a node.
 // Thread-safety: pure functions.
@@ -40,10 +41,11 @@ std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
 bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node);
 GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node);
 
-// _softmax (or, `backward`, _softmax_backward_data) over the last dim of
-// contiguous floating tensors into one of their dtype: rows and columns.
-bool LastDimSoftmax(const ResolvedGraph& g, const ResolvedNode& node,
-                    bool backward, int64_t* rows, int64_t* cols);
+// _softmax or _log_softmax, or their backward (_softmax_backward_data,
+// _log_softmax_backward_data), over the last dim of contiguous floating
+// tensors into one of their dtype.
+std::optional<SoftmaxShape> SoftmaxOf(const ResolvedGraph& g,
+                                      const ResolvedNode& node);
 
 // native_layer_norm(x, normalized_shape, weight?, bias?, eps) over the
 // trailing dims of a contiguous floating x, with weight and bias contiguous

@@ -189,46 +189,47 @@ std::string GemmSource(const GemmShape& s) {
   return body;
 }
 
-// As the runtime's kernel, in double: per row, sum(g * y), then
-// y * (g - sum).
-std::string SoftmaxBackwardSource(int64_t rows, int64_t cols) {
-  return absl::StrCat(
-      "  (void)n;\n  const C* __restrict gi = static_cast<const "
-      "C*>(inputs[0]);\n"
-      "  const C* __restrict yi = static_cast<const C*>(inputs[1]);\n"
-      "  C* __restrict out = static_cast<C*>(outputs[0]);\n"
-      "  for (int64_t r = 0; r < ",
-      rows,
-      "; ++r) {\n"
-      "    const C* g = gi + r * ",
-      cols, ";\n    const C* y = yi + r * ", cols, ";\n    C* o = out + r * ",
-      cols,
-      ";\n"
-      "    double sum = 0;\n#pragma omp simd reduction(+ : sum)\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c)\n"
-      "      sum += static_cast<double>(g[c]) * static_cast<double>(y[c]);\n"
-      "#pragma omp simd\n"
-      "    for (int64_t c = 0; c < ",
-      cols,
-      "; ++c)\n"
-      "      o[c] = static_cast<C>(static_cast<double>(y[c]) *\n"
-      "                            (static_cast<double>(g[c]) - sum));\n"
-      "  }\n");
+namespace {
+
+// Per row, in double, as the runtime's kernels: the sum of g * y (softmax)
+// or of g (log_softmax), then y * (g - sum) or g - exp(y) * sum.
+std::string SoftmaxBackwardSource(const SoftmaxShape& s) {
+  return absl::Substitute(
+      R"(  (void)n;
+  const C* __restrict gi = static_cast<const C*>(inputs[0]);
+  const C* __restrict yi = static_cast<const C*>(inputs[1]);
+  C* __restrict out = static_cast<C*>(outputs[0]);
+  for (int64_t r = 0; r < $0; ++r) {
+    const C* g = gi + r * $1;
+    const C* y = yi + r * $1;
+    C* o = out + r * $1;
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t c = 0; c < $1; ++c) sum += $2;
+#pragma omp simd
+    for (int64_t c = 0; c < $1; ++c) o[c] = static_cast<C>($3);
+  }
+)",
+      s.rows, s.cols,
+      s.log ? "static_cast<double>(g[c])"
+            : "static_cast<double>(g[c]) * static_cast<double>(y[c])",
+      s.log ? "static_cast<double>(g[c]) - vm::exp(static_cast<double>(y[c])) "
+              "* sum"
+            : "static_cast<double>(y[c]) * (static_cast<double>(g[c]) - sum)");
 }
 
-// As the runtime's kernel: per row, in double, the max (NaN skipped, as
-// std::max does), the sum of exp(x - max), then exp(x - max) / sum.
-std::string SoftmaxSource(int64_t rows, int64_t cols) {
-  // Each exp(x - max) is computed once, kept in double, and divided by the
-  // sum: the reference kernel's values.
+}  // namespace
+
+// Per row, in double, as the runtime's kernel: the max (NaN skipped, as
+// std::max does), the sum of exp(x - max), then exp(x - max) / sum (each
+// exp computed once and kept) or x - max - log(sum).
+std::string SoftmaxSource(const SoftmaxShape& s) {
+  if (s.backward) return SoftmaxBackwardSource(s);
   return absl::Substitute(
       R"(  (void)n;
   const C* __restrict in = static_cast<const C*>(inputs[0]);
   C* __restrict out = static_cast<C*>(outputs[0]);
-  double* __restrict e = new double[$1];
-  for (int64_t r = 0; r < $0; ++r) {
+$2  for (int64_t r = 0; r < $0; ++r) {
     const C* x = in + r * $1;
     C* y = out + r * $1;
     double mx = -__builtin_inf();
@@ -239,15 +240,24 @@ std::string SoftmaxSource(int64_t rows, int64_t cols) {
     double sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (int64_t c = 0; c < $1; ++c) {
-      e[c] = vm::exp(static_cast<double>(x[c]) - mx);
-      sum += e[c];
-    }
-#pragma omp simd
-    for (int64_t c = 0; c < $1; ++c) y[c] = static_cast<C>(e[c] / sum);
-  }
-  delete[] e;
-)",
-      rows, cols);
+$3    }
+$4  }
+$5)",
+      s.rows, s.cols,
+      s.log ? ""
+            : absl::StrCat("  double* __restrict e = new double[", s.cols,
+                           "];\n"),
+      s.log ? "      sum += vm::exp(static_cast<double>(x[c]) - mx);\n"
+            : "      e[c] = vm::exp(static_cast<double>(x[c]) - mx);\n"
+              "      sum += e[c];\n",
+      absl::StrCat(
+          s.log ? "    const double log_sum = vm::log(sum);\n" : "",
+          "#pragma omp simd\n    for (int64_t c = 0; c < ", s.cols, "; ++c)\n",
+          s.log
+              ? "      y[c] = static_cast<C>(static_cast<double>(x[c]) - mx - "
+                "log_sum);\n"
+              : "      y[c] = static_cast<C>(e[c] / sum);\n"),
+      s.log ? "" : "  delete[] e;\n");
 }
 
 // As the runtime's kernel: per row, in double, the mean, then the mean of

@@ -61,10 +61,15 @@ struct GemmShape {
 };
 std::string GemmSource(const GemmShape& shape);
 
-// Softmax over rows of `cols` (input 0), and its backward (inputs: the
-// output's gradient, the output), in double as the runtime's kernels.
-std::string SoftmaxSource(int64_t rows, int64_t cols);
-std::string SoftmaxBackwardSource(int64_t rows, int64_t cols);
+// Softmax or log_softmax over rows of `cols` (input 0), or its backward
+// (inputs: the output's gradient, the output), in double as the runtime's
+// kernels.
+struct SoftmaxShape {
+  int64_t rows = 0, cols = 0;
+  bool log = false;
+  bool backward = false;
+};
+std::string SoftmaxSource(const SoftmaxShape& shape);
 
 // native_layer_norm over rows of `cols`: inputs x, then the weight and the
 // bias when present; outputs the result, mean and rstd. In double, as the
