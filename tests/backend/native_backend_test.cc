@@ -357,6 +357,40 @@ TEST(NativeBackendTest, GeluAndItsBackwardAreFused) {
                 Filled({96}, [](int64_t i) { return std::cos(0.3 * i); })});
 }
 
+// bmm through BLAS, one call per batch: contiguous, transposed and
+// batch-broadcast (stride 0) operands.
+TEST(NativeBackendTest, BatchedProductsCallBlasPerBatch) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "a", "meta": {"shape": [3, 4, 5], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "c", "meta": {"shape": [3, 6, 5], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "w", "meta": {"shape": [5, 2], "dtype": "DTYPE_FLOAT64", "is_leaf": true}},
+               {"name": "v", "meta": {"shape": [3, 4, 5], "dtype": "DTYPE_FLOAT64", "is_leaf": true}}],
+    "nodes": [
+      {"name": "ct", "op": "aten.transpose.int", "args": [{"node": "c"}, {"int": 1}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "ab", "op": "aten.bmm.default", "args": [{"node": "a"}, {"node": "ct"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "we", "op": "aten.expand.default", "args": [{"node": "w"}, {"ints": {"values": [3, 5, 2]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "vw", "op": "aten.bmm.default", "args": [{"node": "v"}, {"node": "we"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["ab", "vw"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 2);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  EXPECT_THAT(native.source(), HasSubstr("for (int64_t b = 0; b < 3; ++b)"));
+  auto filled64 = [](std::vector<int64_t> shape, double (*f)(int64_t)) {
+    Tensor t = Tensor::Contiguous(std::move(shape), v1::DTYPE_FLOAT64);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      StoreFrom<double>(t.storage_data(), t.dtype(), i, f(i));
+    }
+    return t;
+  };
+  ExpectNativeMatchesReference(
+      p->plan, {Filled({3, 4, 5}, [](int64_t i) { return std::sin(0.3 * i); }),
+                Filled({3, 6, 5}, [](int64_t i) { return std::cos(0.2 * i); }),
+                filled64({5, 2}, [](int64_t i) { return 0.5 * i - 1; }),
+                filled64({3, 4, 5}, [](int64_t i) { return 0.01 * i * i; })});
+}
+
 // native_layer_norm: one kernel computing its three results, with and
 // without weight and bias, over one or several trailing dims.
 TEST(NativeBackendTest, ALayerNormIsOneKernelOfThreeResults) {

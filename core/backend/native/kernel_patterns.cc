@@ -63,18 +63,24 @@ std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
 
 namespace {
 
-// A 2-D operand BLAS can read: row-major (stride 1 across columns) or
-// column-major (transposed). Its transpose flag and leading dimension.
-bool BlasOperand(const Meta& m, bool* transposed, int64_t* ld) {
-  if (m.shape.size() != 2) return false;
-  if (m.stride[1] == 1 && m.stride[0] >= std::max<int64_t>(m.shape[1], 1)) {
+// A matrix operand BLAS can read: 2-D, or 3-D as a batch of matrices (any
+// batch stride), each row-major (stride 1 across columns) or column-major
+// (transposed). Its transpose flag, leading dimension and batch stride.
+bool BlasOperand(const Meta& m, bool* transposed, int64_t* ld,
+                 int64_t* batch_stride = nullptr) {
+  const size_t d = m.shape.size();
+  if (d != 2 && d != 3) return false;
+  const int64_t rows = m.shape[d - 2], cols = m.shape[d - 1];
+  const int64_t row_stride = m.stride[d - 2], col_stride = m.stride[d - 1];
+  if (batch_stride != nullptr) *batch_stride = d == 3 ? m.stride[0] : 0;
+  if (col_stride == 1 && row_stride >= std::max<int64_t>(cols, 1)) {
     *transposed = false;
-    *ld = m.stride[0];
+    *ld = row_stride;
     return true;
   }
-  if (m.stride[0] == 1 && m.stride[1] >= std::max<int64_t>(m.shape[0], 1)) {
+  if (row_stride == 1 && col_stride >= std::max<int64_t>(rows, 1)) {
     *transposed = true;
-    *ld = m.stride[1];
+    *ld = col_stride;
     return true;
   }
   return false;
@@ -85,9 +91,11 @@ bool BlasOperand(const Meta& m, bool* transposed, int64_t* ld) {
 bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
   const std::string& op = node.op->qualified_name;
   const bool addmm = op == "aten.addmm.default";
-  if (op != "aten.mm.default" && !addmm) return false;
+  const bool bmm = op == "aten.bmm.default";
+  if (op != "aten.mm.default" && !addmm && !bmm) return false;
   const Meta& out = g.values[node.results[0]].meta;
-  if (!IsFloating(out.dtype) || !out.IsContiguous() || out.offset != 0) {
+  if (!IsFloating(out.dtype) || !out.IsContiguous() || out.offset != 0 ||
+      out.dim() != (bmm ? 3 : 2)) {
     return false;
   }
   const int first = addmm ? 1 : 0;
@@ -97,7 +105,9 @@ bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
     if (m.dtype != out.dtype) return false;
     bool t;
     int64_t ld;
-    if (k >= first && !BlasOperand(m, &t, &ld)) return false;
+    if (k >= first && (m.dim() != out.dim() || !BlasOperand(m, &t, &ld))) {
+      return false;
+    }
     if (k < first) {  // The bias.
       bool row = m.shape.size() == 1 && m.shape[0] == out.shape[1];
       if ((!row && m.shape != out.shape) || !m.IsContiguous()) return false;
@@ -244,12 +254,14 @@ GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node) {
   const Meta& out = g.values[node.results[0]].meta;
   const Meta& a = g.values[node.args[s.addmm ? 1 : 0].values[0]].meta;
   const Meta& b = g.values[node.args[s.addmm ? 2 : 1].values[0]].meta;
-  BlasOperand(a, &s.transpose_a, &s.lda);
-  BlasOperand(b, &s.transpose_b, &s.ldb);
+  BlasOperand(a, &s.transpose_a, &s.lda, &s.batch_stride_a);
+  BlasOperand(b, &s.transpose_b, &s.ldb, &s.batch_stride_b);
   s.f64 = out.dtype == v1::DTYPE_FLOAT64;
-  s.m = out.shape[0];
-  s.n = out.shape[1];
-  s.k = a.shape[1];
+  const size_t d = out.shape.size();
+  s.batch = d == 3 ? out.shape[0] : 1;
+  s.m = out.shape[d - 2];
+  s.n = out.shape[d - 1];
+  s.k = a.shape[d - 1];
   if (s.addmm) {
     s.beta = node.args[3].AsDouble();
     s.alpha = node.args[4].AsDouble();

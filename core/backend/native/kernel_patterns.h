@@ -35,9 +35,10 @@ struct Reduction {
 std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
                                      const ResolvedNode& node);
 
-// mm(a, b) or addmm(bias, a, b, beta, alpha) over floating matrices BLAS
-// can read, into a contiguous result; bias [N] or [M, N], contiguous. Its
-// call, for a node BlasMatmul takes.
+// mm(a, b), addmm(bias, a, b, beta, alpha) or bmm(a, b) over floating
+// matrices BLAS can read (for bmm, batches of them), into a contiguous
+// result; bias [N] or [M, N], contiguous. Its call, for a node BlasMatmul
+// takes.
 bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node);
 GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node);
 

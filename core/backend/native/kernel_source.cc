@@ -179,13 +179,24 @@ std::string GemmSource(const GemmShape& s) {
         " + j] = bias[",
         s.bias_is_row ? "j" : absl::StrCat("i * ", s.n, " + j"), "];\n");
   }
+  const bool batched = s.batch != 1;
+  if (batched) {
+    absl::StrAppend(&body, "  for (int64_t b = 0; b < ", s.batch, "; ++b)\n");
+  }
+  const std::string a_offset =
+      batched ? absl::StrCat(" + b * ", s.batch_stride_a) : "";
+  const std::string b_offset =
+      batched ? absl::StrCat(" + b * ", s.batch_stride_b) : "";
+  const std::string out_offset =
+      batched ? absl::StrCat(" + b * ", s.m * s.n) : "";
   absl::StrAppend(&body, "  ", s.f64 ? "cblas_dgemm" : "cblas_sgemm", "(101, ",
                   s.transpose_a ? 112 : 111, ", ", s.transpose_b ? 112 : 111,
                   ", ", s.m, ", ", s.n, ", ", s.k, ", ", CppLiteral(s.alpha),
-                  ", static_cast<const C*>(inputs[", in_a, "]), ", s.lda,
-                  ", static_cast<const C*>(inputs[", in_a + 1, "]), ", s.ldb,
-                  ", ", s.addmm ? CppLiteral(s.beta) : "0.0", ", out, ", s.n,
-                  ");\n");
+                  ", static_cast<const C*>(inputs[", in_a, "])", a_offset, ", ",
+                  s.lda, ", static_cast<const C*>(inputs[", in_a + 1, "])",
+                  b_offset, ", ", s.ldb, ", ",
+                  s.addmm ? CppLiteral(s.beta) : "0.0", ", out", out_offset,
+                  ", ", s.n, ");\n");
   return body;
 }
 

@@ -49,14 +49,16 @@ std::string KernelPreamble();
 // `x` as a C++ double expression (inf and NaN included).
 std::string CppLiteral(double x);
 
-// out = beta * bias + alpha * op(a) op(b), row-major [m, n]; inputs are
-// (bias,) a, b.
+// out = beta * bias + alpha * op(a) op(b), row-major [m, n], or for each
+// of `batch` matrices out[i] = op(a[i]) op(b[i]) (bmm); inputs are (bias,)
+// a, b.
 struct GemmShape {
   bool f64 = false;
   bool addmm = false;
   bool bias_is_row = false;  // Bias [n], else [m, n].
   bool transpose_a = false, transpose_b = false;
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0;
+  int64_t batch = 1, batch_stride_a = 0, batch_stride_b = 0;  // Elements.
   double alpha = 1, beta = 0;
 };
 std::string GemmSource(const GemmShape& shape);
