@@ -314,6 +314,55 @@ TEST(NativeBackendTest, EmptyTensorsGiveWhatTheReferenceKernelsGive) {
                                 Filled({0, 4}, [](int64_t) { return 1.0; })});
 }
 
+// Operands that broadcast (a row, a column, a middle dim) or are laid out
+// otherwise (transposed) are read through their strides in a loop nest over
+// the output's dims, fused with the rest of the chain.
+TEST(NativeBackendTest, BroadcastAndStridedOperandsAreReadThroughStrides) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [4, 6], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "row", "meta": {"shape": [6], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "col", "meta": {"shape": [4, 1], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "y", "meta": {"shape": [6, 4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "z", "meta": {"shape": [2, 3, 5], "dtype": "DTYPE_FLOAT64", "is_leaf": true}},
+               {"name": "m", "meta": {"shape": [2, 1, 5], "dtype": "DTYPE_FLOAT64", "is_leaf": true}}],
+    "nodes": [
+      {"name": "a", "op": "aten.add.Tensor", "args": [{"node": "x"}, {"node": "row"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "b", "op": "aten.mul.Tensor", "args": [{"node": "a"}, {"node": "col"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "yt", "op": "aten.t.default", "args": [{"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "c", "op": "aten.sub.Tensor", "args": [{"node": "b"}, {"node": "yt"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d", "op": "aten.tanh.default", "args": [{"node": "c"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "s", "op": "aten.sin.default", "args": [{"node": "row"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "e", "op": "aten.maximum.default", "args": [{"node": "d"}, {"node": "s"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "f", "op": "aten.div.Tensor", "args": [{"node": "z"}, {"node": "m"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "pos", "op": "aten.gt.Tensor", "args": [{"node": "f"}, {"node": "m"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "w", "op": "aten.where.self", "args": [{"node": "pos"}, {"node": "f"}, {"node": "m"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["e", "w"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  // The 4x6 chain is one kernel (sin of the row is its own: it has the
+  // row's shape), and so is the 3-D division with its comparison and
+  // where.
+  EXPECT_EQ(native.kernels_size(), 3);
+  EXPECT_THAT(native.source(), HasSubstr("c * 4]"));  // The transposed y.
+  auto filled64 = [](std::vector<int64_t> shape, double (*f)(int64_t)) {
+    Tensor t = Tensor::Contiguous(std::move(shape), v1::DTYPE_FLOAT64);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      StoreFrom<double>(t.storage_data(), t.dtype(), i, f(i));
+    }
+    return t;
+  };
+  ExpectNativeMatchesReference(
+      p->plan,
+      {Filled({4, 6}, [](int64_t i) { return std::sin(0.7 * i); }),
+       Filled({6}, [](int64_t i) { return 0.3 * i - 1; }),
+       Filled({4, 1}, [](int64_t i) { return 1.5 - i; }),
+       Filled({6, 4}, [](int64_t i) { return std::cos(0.2 * i); }),
+       filled64({2, 3, 5}, [](int64_t i) { return 0.25 * i - 3; }),
+       filled64({2, 1, 5}, [](int64_t i) { return i == 3 ? 0.0 : i - 4.5; })});
+}
+
 // pow with a number exponent: squares as products, others through pow (NaN
 // for a negative base and a fractional exponent), in the elementwise loop.
 TEST(NativeBackendTest, PowersOfANumberExponentAreFused) {

@@ -24,9 +24,51 @@ const Formula* FormulaOf(const ResolvedNode& node) {
   return FindFormula(op);
 }
 
-// The node computes elementwise over float or bool operands that are
-// contiguous with its result's shape, or scalar-like, or plain numbers; a
-// comparison's result is bool, any other's floating.
+// An operand the elementwise loop reads at i, the output's linear index:
+// of the output's shape, contiguous, from its storage's start.
+bool Aligned(const Meta& m, const Meta& out) {
+  return m.shape == out.shape && m.IsContiguous() && m.offset == 0;
+}
+
+// `m`'s shape broadcasts to `shape` (right-aligned, each dim equal or 1).
+bool Broadcasts(const Meta& m, const std::vector<int64_t>& shape) {
+  if (m.dim() > static_cast<int64_t>(shape.size())) return false;
+  const size_t lead = shape.size() - m.shape.size();
+  for (size_t d = 0; d < m.shape.size(); ++d) {
+    if (m.shape[d] != shape[lead + d] && m.shape[d] != 1) return false;
+  }
+  return true;
+}
+
+// m's strides over `shape`, 0 along broadcast dims.
+std::vector<int64_t> StridesOver(const Meta& m,
+                                 const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 0);
+  const size_t lead = shape.size() - m.shape.size();
+  for (size_t d = 0; d < m.shape.size(); ++d) {
+    if (m.shape[d] != 1) strides[lead + d] = m.stride[d];
+  }
+  return strides;
+}
+
+// A formula node with an operand read through strides (broadcast, or of
+// another layout), not at i or at its one element.
+bool HasStridedOperand(const ResolvedGraph& g, const ResolvedNode& node) {
+  const Formula* f = FormulaOf(node);
+  if (f == nullptr) return false;
+  const Meta& out = g.values[node.results[0]].meta;
+  for (int k = 0; k < f->arity; ++k) {
+    const BoundArg& a = node.args[k];
+    if (a.kind != BoundArg::Kind::kTensor) continue;
+    const Meta& m = g.values[a.values[0]].meta;
+    if (!ScalarLike(m) && !Aligned(m, out)) return true;
+  }
+  return false;
+}
+
+// The node computes elementwise over float or bool operands that broadcast
+// to its result's shape (any layout), or plain numbers; a comparison's
+// result is bool, any other's floating.
 bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
   if (ReductionOf(g, node).has_value()) return true;
   const Formula* f = FormulaOf(node);
@@ -43,10 +85,7 @@ bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
     if (a.kind != BoundArg::Kind::kTensor) return false;
     const Meta& m = g.values[a.values[0]].meta;
     if (!IsFloating(m.dtype) && m.dtype != v1::DTYPE_BOOL) return false;
-    if (ScalarLike(m)) continue;
-    if (m.shape != out.shape || !m.IsContiguous() || m.offset != 0) {
-      return false;
-    }
+    if (!ScalarLike(m) && !Broadcasts(m, out.shape)) return false;
   }
   return true;
 }
@@ -73,19 +112,39 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   }
   std::vector<bool> is_output(g.values.size(), false);
   for (int v : g.outputs) is_output[v] = true;
+  // Per node, and per group root: whether it reduces, or reads an operand
+  // through strides. The two do not mix in a group (a reduction's loop
+  // reads at i).
+  std::vector<bool> reduction(g.nodes.size()), strided(g.nodes.size());
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    reduction[n] = fusible[n] && ReductionOf(g, g.nodes[n]).has_value();
+    strided[n] = fusible[n] && HasStridedOperand(g, g.nodes[n]);
+  }
+  std::vector<bool> group_reduces = reduction, group_strided = strided;
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t p = 0; p < g.nodes.size(); ++p) {
       const int v = g.nodes[p].results[0];
-      if (!fusible[p] || is_output[v] || readers[v].empty() ||
-          ReductionOf(g, g.nodes[p]).has_value()) {
+      if (!fusible[p] || is_output[v] || readers[v].empty() || reduction[p]) {
         continue;  // A reduction ends its group.
       }
       const int group = find(readers[v][0]);
-      bool one_group = true;
-      for (int r : readers[v]) one_group &= fusible[r] && find(r) == group;
-      if (one_group && find(static_cast<int>(p)) != group) {
-        parent[find(static_cast<int>(p))] = group;
+      const int own = find(static_cast<int>(p));
+      bool joins =
+          own != group && !((group_strided[own] || group_strided[group]) &&
+                            (group_reduces[own] || group_reduces[group]));
+      // Every reader in that group, reading v at i: as the reduced input,
+      // as an operand of its own shape, or v is a scalar.
+      const Meta& m = g.values[v].meta;
+      for (int r : readers[v]) {
+        joins &= fusible[r] && find(r) == group &&
+                 (reduction[r] || ScalarLike(m) ||
+                  Aligned(m, g.values[g.nodes[r].results[0]].meta));
+      }
+      if (joins) {
+        parent[own] = group;
+        group_reduces[group] = group_reduces[group] || group_reduces[own];
+        group_strided[group] = group_strided[group] || group_strided[own];
         changed = true;
       }
     }
@@ -99,6 +158,7 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     if (group.nodes.empty()) continue;
     group.outputs = {g.nodes[group.nodes.back()].results[0]};
     group.reduction = ReductionOf(g, g.nodes[group.nodes.back()]).has_value();
+    group.strided = group_strided[root];
     std::vector<bool> inside(g.values.size(), false);
     for (int n : group.nodes) inside[g.nodes[n].results[0]] = true;
     for (int n : group.nodes) {
@@ -155,6 +215,30 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
 }
 
 namespace {
+
+// The loops of a strided group over an output of `shape` (at least 1-D):
+// one loop per outer dim (i0, i1, ...), then the vectorized innermost one
+// (c), with i the output's linear index.
+std::string StridedLoopNest(const std::vector<int64_t>& shape,
+                            const std::string& row_offsets,
+                            const std::string& body, const std::string& value) {
+  const size_t outer = shape.size() - 1;
+  std::string out = "  (void)n;\n";
+  std::string base = "0";
+  for (size_t d = 0; d < outer; ++d) {
+    absl::StrAppend(&out, "  for (int64_t i", d, " = 0; i", d, " < ", shape[d],
+                    "; ++i", d, ") {\n");
+    base = d == 0 ? "i0" : absl::StrCat("(", base, ") * ", shape[d], " + i", d);
+  }
+  absl::StrAppend(
+      &out, "    const int64_t base = ",
+      outer == 0 ? "0" : absl::StrCat("(", base, ") * ", shape.back()), ";\n",
+      row_offsets, "#pragma omp simd\n", "    for (int64_t c = 0; c < ",
+      shape.back(), "; ++c) {\n", "    const int64_t i = base + c;\n", body,
+      "    out[i] = ", value, ";\n    }\n");
+  for (size_t d = 0; d < outer; ++d) out += "  }\n";
+  return out;
+}
 
 // `node`'s value for element i, as `const T t<value> = ...;`, reading its
 // operands through `names` and adding its own.
@@ -276,6 +360,10 @@ std::string GenerateKernels(const ResolvedGraph& g,
                                    ? g.values[reduction->input].meta.numel()
                                    : g.values[output].meta.numel();
     std::map<int, std::string> names;
+    const std::vector<int64_t>& shape = g.values[output].meta.shape;
+    // For a strided group: each strided operand's offset at the start of a
+    // row of the loop nest (indices i0, i1, ... of the outer dims).
+    std::string row_offsets;
     for (size_t k = 0; k < group.inputs.size(); ++k) {
       // Scalar-like operands are read at their one element (an expanded
       // scalar has the loop's size but one element of memory).
@@ -283,6 +371,18 @@ std::string GenerateKernels(const ResolvedGraph& g,
       const bool scalar =
           ScalarLike(m) && !(m.IsContiguous() && m.numel() == loop_numel);
       names[group.inputs[k]] = absl::StrCat("in", k, scalar ? "[0]" : "[i]");
+      if (group.strided && !scalar && !Aligned(m, g.values[output].meta)) {
+        const std::vector<int64_t> strides = StridesOver(m, shape);
+        std::vector<std::string> terms = {"0"};
+        for (size_t d = 0; d + 1 < shape.size(); ++d) {
+          if (strides[d] != 0)
+            terms.push_back(absl::StrCat("i", d, " * ", strides[d]));
+        }
+        absl::StrAppend(&row_offsets, "    const int64_t o", k, " = ",
+                        absl::StrJoin(terms, " + "), ";\n");
+        names[group.inputs[k]] =
+            absl::StrCat("in", k, "[o", k, " + c * ", strides.back(), "]");
+      }
       const char* t = CppTypeName(g.values[group.inputs[k]].meta.dtype);
       absl::StrAppend(&out, "  const ", t, "* __restrict in", k,
                       " = static_cast<const ", t, "*>(inputs[", k, "]);\n");
@@ -293,6 +393,12 @@ std::string GenerateKernels(const ResolvedGraph& g,
     for (int n : group.nodes) {
       if (reduction.has_value() && n == group.nodes.back()) break;
       EmitNode(g, g.nodes[n], names, body);
+    }
+    if (group.strided) {
+      absl::StrAppend(&out,
+                      StridedLoopNest(shape, row_offsets, body, names[output]),
+                      "}\n\n");
+      continue;
     }
     if (!reduction.has_value()) {
       absl::StrAppend(&out,

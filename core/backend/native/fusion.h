@@ -32,6 +32,9 @@ struct FusedGroup {
   // The last node is a sum or mean over leading or trailing dims of a
   // contiguous tensor; the others compute its input, element by element.
   bool reduction = false;
+  // Elementwise with an operand read through its strides (broadcast along
+  // some dims, or laid out otherwise): loops over the output's dims.
+  bool strided = false;
   // One softmax or log_softmax, or the backward of one, over the last dim
   // of contiguous tensors.
   bool softmax = false;
@@ -44,7 +47,8 @@ struct FusedGroup {
   // Generated for its operands' layouts, not elementwise over contiguous
   // operands of its output's size.
   bool any_layout() const {
-    return matmul || reduction || softmax || layer_norm || layer_norm_backward;
+    return matmul || reduction || strided || softmax || layer_norm ||
+           layer_norm_backward;
   }
 };
 
