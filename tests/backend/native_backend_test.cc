@@ -233,7 +233,7 @@ TEST(NativeBackendTest, ASoftmaxOverTheLastDimIsOneKernel) {
 }
 
 // IEEE semantics as the runtime's kernels have them (no -ffast-math): inf,
-// -inf and NaN through transcendental functions, max/min, relu,
+// -inf and NaN through transcendental functions, max/min, relu, sign,
 // comparisons and where, a softmax, a layer norm and a sum.
 TEST(NativeBackendTest, InfAndNaNBehaveAsInTheReferenceKernels) {
   auto p = Plan(R"json({
@@ -246,7 +246,9 @@ TEST(NativeBackendTest, InfAndNaNBehaveAsInTheReferenceKernels) {
       {"name": "t", "op": "aten.tanh.default", "args": [{"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
       {"name": "mx", "op": "aten.maximum.default", "args": [{"node": "x"}, {"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
       {"name": "mn", "op": "aten.minimum.default", "args": [{"node": "e"}, {"node": "l"}], "grad_mode": "GRAD_MODE_ENABLED"},
-      {"name": "r", "op": "aten.relu.default", "args": [{"node": "mn"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "rl", "op": "aten.relu.default", "args": [{"node": "mn"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "sg", "op": "aten.sign.default", "args": [{"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "r", "op": "aten.add.Tensor", "args": [{"node": "rl"}, {"node": "sg"}], "grad_mode": "GRAD_MODE_ENABLED"},
       {"name": "gt", "op": "aten.gt.Tensor", "args": [{"node": "x"}, {"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
       {"name": "w", "op": "aten.where.self", "args": [{"node": "gt"}, {"node": "s"}, {"node": "t"}], "grad_mode": "GRAD_MODE_ENABLED"},
       {"name": "a", "op": "aten.add.Tensor", "args": [{"node": "w"}, {"node": "r"}], "grad_mode": "GRAD_MODE_ENABLED"},

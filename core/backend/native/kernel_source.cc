@@ -21,6 +21,9 @@ constexpr Formula kFormulas[] = {
     {"aten.neg.default", 1, "static_cast<C>(-a)"},
     {"aten.abs.default", 1, "static_cast<C>(a < 0 ? -a : a)"},
     {"aten.relu.default", 1, "static_cast<C>(a != a ? a : (a > 0 ? a : C(0)))"},
+    // As the runtime's kernel (and torch 1.13 on CPU): 0 for NaN.
+    {"aten.sign.default", 1,
+     "static_cast<C>(a > 0 ? 1.0 : (a < 0 ? -1.0 : 0.0))"},
     {"aten.exp.default", 1, "static_cast<C>(vm::exp(a))"},
     {"aten.log.default", 1, "static_cast<C>(vm::log(a))"},
     {"aten.sin.default", 1, "static_cast<C>(vm::sin(a))"},
