@@ -232,6 +232,27 @@ TEST(NativeBackendTest, ASoftmaxOverTheLastDimIsOneKernel) {
       {Filled({4, 33}, [](int64_t i) { return std::sin(0.3 * i) * 5; })});
 }
 
+// Sums and means over middle dims (a broadcast operand's gradient, say):
+// the input as [outer, reduced, inner], the producers fused.
+TEST(NativeBackendTest, FusesProducersIntoReductionsOverMiddleDims) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "z", "meta": {"shape": [2, 3, 4, 5], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "e", "op": "aten.exp.default", "args": [{"node": "z"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "mid", "op": "aten.sum.dim_IntList", "args": [{"node": "e"}, {"ints": {"values": [1, 2]}}, {"bool": true}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "t", "op": "aten.tanh.default", "args": [{"node": "z"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "avg", "op": "aten.mean.dim", "args": [{"node": "t"}, {"ints": {"values": [-2]}}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["mid", "avg"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 2);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  ExpectNativeMatchesReference(
+      p->plan,
+      {Filled({2, 3, 4, 5}, [](int64_t i) { return std::sin(0.1 * i); })});
+}
+
 // IEEE semantics as the runtime's kernels have them (no -ffast-math): inf,
 // -inf and NaN through transcendental functions, max/min, relu, sign,
 // comparisons and where, a softmax, a layer norm and a sum.

@@ -409,27 +409,28 @@ std::string GenerateKernels(const ResolvedGraph& g,
     const Reduction& r = *reduction;
     const std::string value =
         absl::StrCat("static_cast<double>(", names[r.input], ")");
-    const int64_t count = r.inner ? r.cols : r.rows;
     const std::string scale =
-        r.mean ? absl::StrCat(" / static_cast<double>(", count, ")") : "";
-    if (r.inner) {
+        r.mean ? absl::StrCat(" / static_cast<double>(", r.reduced, ")") : "";
+    if (r.inner == 1) {  // Each output element sums a contiguous run.
       absl::StrAppend(
-          &out, "  (void)n;\n  for (int64_t r = 0; r < ", r.rows, "; ++r) {\n",
+          &out, "  (void)n;\n  for (int64_t o = 0; o < ", r.outer, "; ++o) {\n",
           "    double acc = 0;\n#pragma omp simd reduction(+ : acc)\n",
-          "    for (int64_t c = 0; c < ", r.cols, "; ++c) {\n",
-          "    const int64_t i = r * ", r.cols, " + c;\n", body,
-          "    acc += ", value, ";\n    }\n", "    out[r] = static_cast<C>(acc",
+          "    for (int64_t c = 0; c < ", r.reduced, "; ++c) {\n",
+          "    const int64_t i = o * ", r.reduced, " + c;\n", body,
+          "    acc += ", value, ";\n    }\n", "    out[o] = static_cast<C>(acc",
           scale, ");\n  }\n}\n\n");
-    } else {
-      absl::StrAppend(&out, "  (void)n;\n  double* acc = new double[", r.cols,
-                      "]();\n", "  for (int64_t r = 0; r < ", r.rows,
-                      "; ++r) {\n#pragma omp simd\n",
-                      "    for (int64_t c = 0; c < ", r.cols, "; ++c) {\n",
-                      "    const int64_t i = r * ", r.cols, " + c;\n", body,
-                      "    acc[c] += ", value, ";\n    }\n  }\n",
-                      "  for (int64_t c = 0; c < ", r.cols,
-                      "; ++c) out[c] = static_cast<C>(acc[c]", scale,
-                      ");\n  delete[] acc;\n}\n\n");
+    } else {  // Rows of `inner` accumulated, vectorized across the row.
+      absl::StrAppend(
+          &out, "  (void)n;\n  double* acc = new double[", r.inner, "];\n",
+          "  for (int64_t o = 0; o < ", r.outer, "; ++o) {\n",
+          "    for (int64_t c = 0; c < ", r.inner, "; ++c) acc[c] = 0;\n",
+          "    for (int64_t r = 0; r < ", r.reduced, "; ++r) {\n",
+          "#pragma omp simd\n    for (int64_t c = 0; c < ", r.inner,
+          "; ++c) {\n", "    const int64_t i = (o * ", r.reduced, " + r) * ",
+          r.inner, " + c;\n", body, "    acc[c] += ", value,
+          ";\n    }\n    }\n", "    for (int64_t c = 0; c < ", r.inner,
+          "; ++c) out[o * ", r.inner, " + c] = static_cast<C>(acc[c]", scale,
+          ");\n  }\n", "  delete[] acc;\n}\n\n");
     }
   }
   return out;

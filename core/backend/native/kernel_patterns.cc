@@ -43,20 +43,17 @@ std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
       reduced[w] = true;
     }
   }
-  // Reduced dims: a prefix (outer) or a suffix (inner).
-  int64_t split = 0;
-  while (split < in.dim() && reduced[split]) ++split;
-  bool prefix = true;
-  for (int64_t d = split; d < in.dim(); ++d) prefix &= !reduced[d];
-  int64_t first = in.dim();
-  while (first > 0 && reduced[first - 1]) --first;
-  bool suffix = true;
-  for (int64_t d = 0; d < first; ++d) suffix &= !reduced[d];
-  if (!prefix && !suffix) return std::nullopt;
-  r.inner = suffix;
-  const int64_t at = r.inner ? first : split;
+  // The reduced dims must be one block [first, last): the input is then
+  // [outer, reduced, inner] in memory.
+  int64_t first = 0;
+  while (first < in.dim() && !reduced[first]) ++first;
+  int64_t last = first;
+  while (last < in.dim() && reduced[last]) ++last;
+  for (int64_t d = last; d < in.dim(); ++d) {
+    if (reduced[d]) return std::nullopt;
+  }
   for (int64_t d = 0; d < in.dim(); ++d) {
-    (d < at ? r.rows : r.cols) *= in.shape[d];
+    (d < first ? r.outer : d < last ? r.reduced : r.inner) *= in.shape[d];
   }
   return r;
 }

@@ -22,14 +22,12 @@ namespace aotcache {
 // strides zero (an expanded scalar, such as the gradient of a sum).
 bool ScalarLike(const Meta& m);
 
-// A sum or mean over a contiguous floating tensor, of its leading dims
-// (outer: out[c] = sum over r of in[r * cols + c]) or trailing dims (inner:
-// out[r] = sum over c of in[r * cols + c]), accumulated in double as the
-// runtime's kernel does.
+// A sum or mean over a contiguous floating tensor of consecutive dims: the
+// input is [outer, reduced, inner] and out[o, c] = sum over r of
+// in[o, r, c], accumulated in double as the runtime's kernel does.
 struct Reduction {
-  bool inner = true;
   bool mean = false;
-  int64_t rows = 1, cols = 1;
+  int64_t outer = 1, reduced = 1, inner = 1;
   int input = -1;  // Value id.
 };
 std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
