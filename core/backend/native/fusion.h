@@ -2,14 +2,17 @@
 // one loop, and the C++ source of those loops.
 //
 // A group is a connected set of elementwise nodes (add, mul, sin, tanh,
-// sigmoid, ...) whose results and tensor arguments all have one shape and
-// one floating dtype and are contiguous, and whose intermediate results are
-// read only inside the group: only the last node's result (the sink) leaves
-// it. Each group becomes `extern "C" void aotcache_kernel_<i>(const void*
-// const* inputs, void* const* outputs, int64_t n)`, computing exactly what the
-// runtime's kernels compute (the same operations in the same types), in a
-// loop the compiler vectorizes. Matrix products (mm, addmm) become calls to
-// OpenBLAS's cblas_sgemm/dgemm (link -lopenblas); softmax and layer norm
+// sigmoid, ...) whose results all have one shape, whose intermediate
+// results are read only inside the group (only the last node's result, the
+// sink, leaves it), and whose operands from outside are read at the loop's
+// index, at their one element (scalars), or through their strides
+// (broadcast or other layouts: the loop then nests over the result's
+// dims). A sum or mean may be the sink. Each group becomes `extern "C" void
+// aotcache_kernel_<i>(const void* const* inputs, void* const* outputs,
+// int64_t n)`, computing exactly what the runtime's kernels compute (the
+// same operations in the same types), in a loop the compiler vectorizes.
+// Matrix products (mm, addmm, bmm) become calls to OpenBLAS's
+// cblas_sgemm/dgemm (link -lopenblas); softmax, log_softmax and layer norm
 // have kernels of their own.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
