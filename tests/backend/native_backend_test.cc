@@ -386,6 +386,44 @@ TEST(NativeBackendTest, BroadcastAndStridedOperandsAreReadThroughStrides) {
        filled64({2, 1, 5}, [](int64_t i) { return i == 3 ? 0.0 : i - 4.5; })});
 }
 
+// Fills (zeros, ones, full, their _like forms, fill) are formulas without
+// operands: fused into the loops that read them (zeros_like of a transposed
+// view too: the view is not an operand).
+TEST(NativeBackendTest, FillsAreFusedIntoTheirReaders) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [3, 4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "y", "meta": {"shape": [4, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "f", "op": "aten.full.default", "args": [{"ints": {"values": [3, 4]}}, {"float": 2.5}], "kwargs": {"dtype": {"dtype": "DTYPE_FLOAT32"}}, "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "o", "op": "aten.ones.default", "args": [{"ints": {"values": [3, 4]}}], "kwargs": {"dtype": {"dtype": "DTYPE_FLOAT32"}}, "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "z", "op": "aten.zeros.default", "args": [{"ints": {"values": [3, 4]}}], "kwargs": {"dtype": {"dtype": "DTYPE_FLOAT32"}}, "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "zl", "op": "aten.zeros_like.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "ol", "op": "aten.ones_like.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "fl", "op": "aten.fill.Scalar", "args": [{"node": "x"}, {"float": -1.5}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "a", "op": "aten.mul.Tensor", "args": [{"node": "f"}, {"node": "o"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "b", "op": "aten.add.Tensor", "args": [{"node": "a"}, {"node": "z"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "c", "op": "aten.add.Tensor", "args": [{"node": "b"}, {"node": "zl"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d", "op": "aten.sub.Tensor", "args": [{"node": "c"}, {"node": "ol"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "e", "op": "aten.mul.Tensor", "args": [{"node": "d"}, {"node": "fl"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "out", "op": "aten.add.Tensor", "args": [{"node": "e"}, {"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "xt", "op": "aten.t.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "zt", "op": "aten.zeros_like.default", "args": [{"node": "xt"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "g", "op": "aten.sub.Tensor", "args": [{"node": "zt"}, {"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["out", "g"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  const std::vector<Tensor> inputs = {
+      Filled({3, 4}, [](int64_t i) { return 0.5 * i; }),
+      Filled({4, 3}, [](int64_t i) { return 2.0 - i; })};
+  std::vector<Tensor> out = ForwardWith(Native(), p->plan, inputs);
+  ASSERT_EQ(out.size(), 2u);
+  // ((2.5 * 1 + 0 + 0) - 1) * -1.5 + x = -2.25 + x.
+  EXPECT_EQ(out[0].ToDoubles()[2], -2.25 + 1.0);
+  ExpectNativeMatchesReference(p->plan, inputs);
+}
+
 // pow with a number exponent: squares as products, others through pow (NaN
 // for a negative base and a fractional exponent), in the elementwise loop.
 TEST(NativeBackendTest, PowersOfANumberExponentAreFused) {

@@ -72,7 +72,10 @@ bool HasStridedOperand(const ResolvedGraph& g, const ResolvedNode& node) {
 bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
   if (ReductionOf(g, node).has_value()) return true;
   const Formula* f = FormulaOf(node);
-  if (f == nullptr || node.results.size() != 1) return false;
+  if (f == nullptr || node.results.size() != 1 ||
+      (f->value_arg >= 0 && !node.args[f->value_arg].is_number())) {
+    return false;
+  }
   const Meta& out = g.values[node.results[0]].meta;
   const bool compare = f->operands == Formula::Operands::kAsDouble;
   if ((compare ? out.dtype != v1::DTYPE_BOOL : !IsFloating(out.dtype)) ||
@@ -162,7 +165,12 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     std::vector<bool> inside(g.values.size(), false);
     for (int n : group.nodes) inside[g.nodes[n].results[0]] = true;
     for (int n : group.nodes) {
-      for (const BoundArg& a : g.nodes[n].args) {
+      // The values the loop reads: a formula's operands (not, say, the
+      // tensor zeros_like takes its shape from), or the reduced input.
+      const Formula* f = FormulaOf(g.nodes[n]);
+      const int read = f != nullptr ? f->arity : 1;
+      for (int k = 0; k < read; ++k) {
+        const BoundArg& a = g.nodes[n].args[k];
         if (a.kind != BoundArg::Kind::kTensor || inside[a.values[0]]) continue;
         bool seen = false;
         for (int v : group.inputs) seen |= v == a.values[0];
@@ -269,11 +277,12 @@ void EmitNode(const ResolvedGraph& g, const ResolvedNode& node,
   std::string params =
       where ? absl::StrCat("bool c, ", r, " a, ", r, " b")
             : absl::StrCat(types[0], " a, ", types[1], " b, double alpha");
+  std::string b = f.arity > 1 ? operands[1] : std::string("0");
+  if (f.value_arg >= 0) b = CppLiteral(node.args[f.value_arg].AsDouble());
   std::string args =
       where ? absl::StrJoin(operands, ", ")
-            : absl::StrCat(operands[0], ", ",
-                           f.arity > 1 ? operands[1] : std::string("0"), ", ",
-                           alpha);
+            : absl::StrCat(f.arity > 0 ? operands[0] : std::string("0"), ", ",
+                           b, ", ", alpha);
   std::string t = absl::StrCat("t", node.results[0]);
   names[node.results[0]] = t;
   absl::StrAppend(&out, "    const ", r, " ", t, " = [](", params,

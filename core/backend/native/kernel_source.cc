@@ -65,6 +65,15 @@ constexpr Formula kFormulas[] = {
      Formula::Operands::kAsDouble},
     {"aten.where.self", 3, "static_cast<C>(c ? a : b)",
      Formula::Operands::kWhere},
+    // Fills, whose size is their result's: no operands; `b` is the value.
+    {"aten.zeros.default", 0, "static_cast<C>(0)"},
+    {"aten.zeros_like.default", 0, "static_cast<C>(0)"},
+    {"aten.ones.default", 0, "static_cast<C>(1)"},
+    {"aten.ones_like.default", 0, "static_cast<C>(1)"},
+    {"aten.full.default", 0, "static_cast<C>(b)", Formula::Operands::kAsResult,
+     1},
+    {"aten.fill.Scalar", 0, "static_cast<C>(b)", Formula::Operands::kAsResult,
+     1},
     // gelu by its `approximate` argument (FindFormula's name for "tanh"),
     // with M_SQRT1_2, M_SQRT2 and M_2_SQRTPI spelled out as glibc's.
     {"aten.gelu.default", 1,

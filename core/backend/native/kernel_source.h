@@ -31,6 +31,8 @@ struct Formula {
     kAsDouble,
     kWhere
   } operands = Operands::kAsResult;
+  // For a fill (arity 0): the argument whose number is `b`, or -1.
+  int value_arg = -1;
 };
 
 // The formula of an elementwise op ("aten.add.Tensor"; gelu and
