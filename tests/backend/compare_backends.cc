@@ -2,9 +2,12 @@
 
 #include <cmath>
 
+#include "core/analysis/analyze.h"
+#include "core/backend/reference_backend.h"
 #include "core/runtime/compiled_function.h"
 #include "core/runtime/strided.h"
 #include "gtest/gtest.h"
+#include "tests/testing/fixtures.h"
 #include "tests/testing/value_fixtures.h"
 
 namespace aotcache {
@@ -101,6 +104,48 @@ void ExpectSameRuns(const BackendRun& got, const BackendRun& want) {
           << "gradient " << i;
     }
   }
+}
+
+std::unique_ptr<PlannedGraph> Plan(const std::string& json) {
+  auto p = std::make_unique<PlannedGraph>();
+  p->graph = GraphFromJson(json);
+  absl::StatusOr<Analysis> a = Analyze(p->graph, v1::CompileOptions());
+  EXPECT_TRUE(a.ok()) << a.status();
+  if (!a.ok()) return nullptr;
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok()) return nullptr;
+  p->plan = *std::move(plan);
+  return p;
+}
+
+v1::NativeProgram NativeProgramOf(const CompilePlan& plan) {
+  v1::NativeProgram native;
+  auto artifact = CompileForward(plan, Native());
+  EXPECT_TRUE(artifact.ok()) << artifact.status();
+  if (artifact.ok()) {
+    EXPECT_TRUE(native.ParseFromString(artifact->payload()));
+  }
+  return native;
+}
+
+std::vector<Tensor> ForwardWith(const Backend& backend, const CompilePlan& plan,
+                                const std::vector<Tensor>& inputs) {
+  return RunWith(backend, plan, inputs).outputs;
+}
+
+void ExpectNativeMatchesReference(const CompilePlan& plan,
+                                  const std::vector<Tensor>& inputs) {
+  ExpectSameRuns(RunWith(Native(), plan, inputs),
+                 RunWith(ReferenceBackend(), plan, inputs));
+}
+
+Tensor Filled(std::vector<int64_t> shape, double (*f)(int64_t), DType dtype) {
+  Tensor t = Tensor::Contiguous(std::move(shape), dtype);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    StoreFrom<double>(t.storage_data(), t.dtype(), i, f(i));
+  }
+  return t;
 }
 
 }  // namespace testing

@@ -1,11 +1,14 @@
 // Running one compile plan with two backends, for tests that compare the
 // native backend with the reference backend: forward on the given inputs,
-// then (training) backward with deterministic tangents.
+// then (training) backward with deterministic tangents; and the helpers of
+// those tests (one-off graphs, filled tensors).
 // Thread-safety: Native() is created once; the rest are pure functions.
 #ifndef AOTCACHE_TESTS_BACKEND_COMPARE_BACKENDS_H_
 #define AOTCACHE_TESTS_BACKEND_COMPARE_BACKENDS_H_
 
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/backend/backend.h"
@@ -32,6 +35,30 @@ BackendRun RunWith(const Backend& backend, const CompilePlan& plan,
 // Equal outputs, inputs after the call and gradients (testing::
 // CompareValues' tolerances), each mismatch a test failure.
 void ExpectSameRuns(const BackendRun& got, const BackendRun& want);
+
+// A one-off graph (JSON) and its compile plan, kept alive together; null
+// (and a test failure) when it does not analyze or plan.
+struct PlannedGraph {
+  v1::Graph graph;
+  CompilePlan plan;
+};
+std::unique_ptr<PlannedGraph> Plan(const std::string& json);
+
+// The native program of the plan's forward.
+v1::NativeProgram NativeProgramOf(const CompilePlan& plan);
+
+// The forward's outputs on copies of `inputs`, with `backend`.
+std::vector<Tensor> ForwardWith(const Backend& backend, const CompilePlan& plan,
+                                const std::vector<Tensor>& inputs);
+
+// The native backend's outputs and inputs after the call equal the
+// reference backend's.
+void ExpectNativeMatchesReference(const CompilePlan& plan,
+                                  const std::vector<Tensor>& inputs);
+
+// A contiguous tensor of `shape` with element i = f(i).
+Tensor Filled(std::vector<int64_t> shape, double (*f)(int64_t),
+              DType dtype = v1::DTYPE_FLOAT32);
 
 }  // namespace testing
 }  // namespace aotcache
