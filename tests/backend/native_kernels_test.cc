@@ -271,6 +271,35 @@ TEST(NativeBackendTest, FillsAreFusedIntoTheirReaders) {
   ExpectNativeMatchesReference(p->plan, inputs);
 }
 
+// Copies and casts: clone (of a transposed view: a contiguous copy),
+// _to_copy (float64 to float32), and copy (src broadcast into self).
+TEST(NativeBackendTest, CopiesAndCastsAreFused) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [5, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "d", "meta": {"shape": [3, 5], "dtype": "DTYPE_FLOAT64", "is_leaf": true}},
+               {"name": "row", "meta": {"shape": [5], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "xt", "op": "aten.t.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "c", "op": "aten.clone.default", "args": [{"node": "xt"}], "kwargs": {"memory_format": {"string": "torch.contiguous_format"}}, "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "f", "op": "aten._to_copy.default", "args": [{"node": "d"}], "kwargs": {"dtype": {"dtype": "DTYPE_FLOAT32"}}, "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "k", "op": "aten.copy.default", "args": [{"node": "f"}, {"node": "row"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "out", "op": "aten.mul.Tensor", "args": [{"node": "c"}, {"node": "k"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["c", "out"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  const std::vector<Tensor> inputs = {
+      Filled({5, 3}, [](int64_t i) { return 0.5 * i; }),
+      Filled(
+          {3, 5}, [](int64_t i) { return 1.0 / 3.0 + i; }, v1::DTYPE_FLOAT64),
+      Filled({5}, [](int64_t i) { return i - 2.0; })};
+  std::vector<Tensor> out = ForwardWith(Native(), p->plan, inputs);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].ToDoubles()[1], 1.5);  // c[0][1] = x[1][0] = 0.5 * 3.
+  ExpectNativeMatchesReference(p->plan, inputs);
+}
+
 // pow with a number exponent: squares as products, others through pow (NaN
 // for a negative base and a fractional exponent), in the elementwise loop.
 TEST(NativeBackendTest, PowersOfANumberExponentAreFused) {

@@ -65,6 +65,12 @@ constexpr Formula kFormulas[] = {
      Formula::Operands::kAsDouble},
     {"aten.where.self", 3, "static_cast<C>(c ? a : b)",
      Formula::Operands::kWhere},
+    // Copies and casts: the operand converted as the runtime's kernel
+    // converts it (a copy takes src, b, broadcast into self's shape).
+    {"aten.clone.default", 1, "static_cast<C>(a)"},
+    {"aten.lift_fresh_copy.default", 1, "static_cast<C>(a)"},
+    {"aten._to_copy.default", 1, "static_cast<C>(a)"},
+    {"aten.copy.default", 2, "static_cast<C>(b)"},
     // Fills, whose size is their result's: no operands; `b` is the value.
     {"aten.zeros.default", 0, "static_cast<C>(0)"},
     {"aten.zeros_like.default", 0, "static_cast<C>(0)"},
