@@ -106,7 +106,8 @@ TEST(NativeBackendTest, FusesProducersIntoReductionsOverMiddleDims) {
 
 // IEEE semantics as the runtime's kernels have them (no -ffast-math): inf,
 // -inf and NaN through transcendental functions, max/min, relu, sign,
-// comparisons and where, a softmax, a layer norm and a sum.
+// comparisons and where, a softmax, a layer norm, a sum, and amax over rows
+// and over columns.
 TEST(NativeBackendTest, InfAndNaNBehaveAsInTheReferenceKernels) {
   auto p = Plan(R"json({
     "inputs": [{"name": "x", "meta": {"shape": [4, 8], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
@@ -127,9 +128,11 @@ TEST(NativeBackendTest, InfAndNaNBehaveAsInTheReferenceKernels) {
       {"name": "sm", "op": "aten._softmax.default", "args": [{"node": "mx"}, {"int": -1}, {"bool": false}], "grad_mode": "GRAD_MODE_ENABLED"},
       {"name": "ln", "op": "aten.native_layer_norm.default", "args": [{"node": "y"}, {"ints": {"values": [8]}}, {"none": true}, {"none": true}, {"float": 1e-05}], "grad_mode": "GRAD_MODE_ENABLED"},
       {"name": "n", "op": "getitem", "args": [{"node": "ln"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
-      {"name": "sum", "op": "aten.sum.dim_IntList", "args": [{"node": "a"}, {"ints": {"values": [1]}}], "grad_mode": "GRAD_MODE_ENABLED"}
+      {"name": "sum", "op": "aten.sum.dim_IntList", "args": [{"node": "a"}, {"ints": {"values": [1]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "rowmax", "op": "aten.amax.default", "args": [{"node": "x"}, {"ints": {"values": [1]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "colmax", "op": "aten.amax.default", "args": [{"node": "y"}, {"ints": {"values": [0]}}, {"bool": true}], "grad_mode": "GRAD_MODE_ENABLED"}
     ],
-    "outputs": ["a", "sm", "n", "sum"]})json");
+    "outputs": ["a", "sm", "n", "sum", "rowmax", "colmax"]})json");
   ASSERT_NE(p, nullptr);
   v1::NativeProgram native = NativeProgramOf(p->plan);
   EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));

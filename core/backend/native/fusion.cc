@@ -420,26 +420,37 @@ std::string GenerateKernels(const ResolvedGraph& g,
         absl::StrCat("static_cast<double>(", names[r.input], ")");
     const std::string scale =
         r.mean ? absl::StrCat(" / static_cast<double>(", r.reduced, ")") : "";
+    // How a value joins its accumulator (a sum vectorizes; a max, whose
+    // NaN must win, stays in order).
+    auto accumulate = [&](const std::string& acc) {
+      return r.max ? absl::StrCat("    { const double v = ", value, "; ", acc,
+                                  " = (v != v || ", acc, " != ", acc,
+                                  ") ? __builtin_nan(\"\") : (v > ", acc,
+                                  " ? v : ", acc, "); }\n")
+                   : absl::StrCat("    ", acc, " += ", value, ";\n");
+    };
+    const char* init = r.max ? "-__builtin_inf()" : "0";
     if (r.inner == 1) {  // Each output element sums a contiguous run.
-      absl::StrAppend(
-          &out, "  (void)n;\n  for (int64_t o = 0; o < ", r.outer, "; ++o) {\n",
-          "    double acc = 0;\n#pragma omp simd reduction(+ : acc)\n",
-          "    for (int64_t c = 0; c < ", r.reduced, "; ++c) {\n",
-          "    const int64_t i = o * ", r.reduced, " + c;\n", body,
-          "    acc += ", value, ";\n    }\n", "    out[o] = static_cast<C>(acc",
-          scale, ");\n  }\n}\n\n");
+      absl::StrAppend(&out, "  (void)n;\n  for (int64_t o = 0; o < ", r.outer,
+                      "; ++o) {\n", "    double acc = ", init, ";\n",
+                      r.max ? "" : "#pragma omp simd reduction(+ : acc)\n",
+                      "    for (int64_t c = 0; c < ", r.reduced, "; ++c) {\n",
+                      "    const int64_t i = o * ", r.reduced, " + c;\n", body,
+                      accumulate("acc"), "    }\n",
+                      "    out[o] = static_cast<C>(acc", scale,
+                      ");\n  }\n}\n\n");
     } else {  // Rows of `inner` accumulated, vectorized across the row.
       absl::StrAppend(
           &out, "  (void)n;\n  double* acc = new double[", r.inner, "];\n",
           "  for (int64_t o = 0; o < ", r.outer, "; ++o) {\n",
-          "    for (int64_t c = 0; c < ", r.inner, "; ++c) acc[c] = 0;\n",
-          "    for (int64_t r = 0; r < ", r.reduced, "; ++r) {\n",
+          "    for (int64_t c = 0; c < ", r.inner, "; ++c) acc[c] = ", init,
+          ";\n", "    for (int64_t r = 0; r < ", r.reduced, "; ++r) {\n",
           "#pragma omp simd\n    for (int64_t c = 0; c < ", r.inner,
           "; ++c) {\n", "    const int64_t i = (o * ", r.reduced, " + r) * ",
-          r.inner, " + c;\n", body, "    acc[c] += ", value,
-          ";\n    }\n    }\n", "    for (int64_t c = 0; c < ", r.inner,
-          "; ++c) out[o * ", r.inner, " + c] = static_cast<C>(acc[c]", scale,
-          ");\n  }\n", "  delete[] acc;\n}\n\n");
+          r.inner, " + c;\n", body, accumulate("acc[c]"), "    }\n    }\n",
+          "    for (int64_t c = 0; c < ", r.inner, "; ++c) out[o * ", r.inner,
+          " + c] = static_cast<C>(acc[c]", scale, ");\n  }\n",
+          "  delete[] acc;\n}\n\n");
     }
   }
   return out;

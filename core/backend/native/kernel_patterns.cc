@@ -18,7 +18,8 @@ std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
                                      const ResolvedNode& node) {
   const std::string& op = node.op->qualified_name;
   const bool all = op == "aten.sum.default" || op == "aten.mean.default";
-  const bool dims = op == "aten.sum.dim_IntList" || op == "aten.mean.dim";
+  const bool dims = op == "aten.sum.dim_IntList" || op == "aten.mean.dim" ||
+                    op == "aten.amax.default";
   if (!all && !dims) return std::nullopt;
   if (node.args[0].kind != BoundArg::Kind::kTensor) return std::nullopt;
   // A dtype argument (sum's and mean's last) must be unset.
@@ -27,6 +28,7 @@ std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
   }
   Reduction r;
   r.mean = op.rfind("aten.mean", 0) == 0;
+  r.max = op == "aten.amax.default";
   r.input = node.args[0].values[0];
   const Meta& in = g.values[r.input].meta;
   const Meta& out = g.values[node.results[0]].meta;

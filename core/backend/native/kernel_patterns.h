@@ -22,11 +22,13 @@ namespace aotcache {
 // strides zero (an expanded scalar, such as the gradient of a sum).
 bool ScalarLike(const Meta& m);
 
-// A sum or mean over a contiguous floating tensor of consecutive dims: the
-// input is [outer, reduced, inner] and out[o, c] = sum over r of
-// in[o, r, c], accumulated in double as the runtime's kernel does.
+// A sum, mean or amax over a contiguous floating tensor of consecutive
+// dims: the input is [outer, reduced, inner] and out[o, c] = sum (or max)
+// over r of in[o, r, c], accumulated in double as the runtime's kernel
+// does (amax: from -inf, NaN if any element is NaN).
 struct Reduction {
   bool mean = false;
+  bool max = false;
   int64_t outer = 1, reduced = 1, inner = 1;
   int input = -1;  // Value id.
 };
