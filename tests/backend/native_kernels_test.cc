@@ -303,6 +303,46 @@ TEST(NativeBackendTest, CopiesAndCastsAreFused) {
   ExpectNativeMatchesReference(p->plan, inputs);
 }
 
+// The scatters of functionalized view writes: self copied into the
+// result, then src written into the view, in order.
+TEST(NativeBackendTest, ScattersCopyThenWriteTheView) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [4, 6], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "row", "meta": {"shape": [6], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "cols", "meta": {"shape": [4, 3], "dtype": "DTYPE_FLOAT64", "is_leaf": true}},
+               {"name": "y", "meta": {"shape": [6, 4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "patch", "meta": {"shape": [2, 2], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "a", "op": "aten.select_scatter.default", "args": [{"node": "x"}, {"node": "row"}, {"int": 0}, {"int": -1}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "b", "op": "aten.slice_scatter.default", "args": [{"node": "a"}, {"node": "cols"}, {"int": 1}, {"int": -5}, {"none": true}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "c", "op": "aten.as_strided_scatter.default", "args": [{"node": "b"}, {"node": "patch"}, {"ints": {"values": [2, 2]}}, {"ints": {"values": [6, 2]}}, {"int": 7}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "yt", "op": "aten.t.default", "args": [{"node": "y"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d", "op": "aten.select_scatter.default", "args": [{"node": "yt"}, {"node": "row"}, {"int": 0}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["c", "d"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 4);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  const std::vector<Tensor> inputs = {
+      Filled({4, 6}, [](int64_t i) { return 1.0 * i; }),
+      Filled({6}, [](int64_t i) { return -1.0 - i; }),
+      Filled(
+          {4, 3}, [](int64_t i) { return 100.0 + i; }, v1::DTYPE_FLOAT64),
+      Filled({6, 4}, [](int64_t i) { return 0.5 * i; }),
+      Filled({2, 2}, [](int64_t i) { return 1000.0 + i; })};
+  std::vector<Tensor> out = ForwardWith(Native(), p->plan, inputs);
+  ASSERT_EQ(out.size(), 2u);
+  const std::vector<double> c = out[0].ToDoubles();
+  EXPECT_EQ(c[18], -1.0);   // Row 3 is `row`: c[3][0].
+  EXPECT_EQ(c[1], 100.0);   // Columns 1, 3, 5 are cols: c[0][1].
+  EXPECT_EQ(c[11], 105.0);  // c[1][5] = cols[1][2]; the patch took c[1][3].
+  EXPECT_EQ(c[7], 1000.0);  // The patch at offset 7, strides (6, 2).
+  EXPECT_EQ(c[9], 1001.0);
+  EXPECT_EQ(c[0], 0.0);  // x elsewhere.
+  ExpectNativeMatchesReference(p->plan, inputs);
+}
+
 // pow with a number exponent: squares as products, others through pow (NaN
 // for a negative base and a fractional exponent), in the elementwise loop.
 TEST(NativeBackendTest, PowersOfANumberExponentAreFused) {

@@ -206,6 +206,15 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   }
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
+    if (ScatterOf(g, node).has_value()) {
+      FusedGroup group;
+      group.scatter = true;
+      group.nodes = {static_cast<int>(n)};
+      group.inputs = {node.args[0].values[0], node.args[1].values[0]};
+      group.outputs = {node.results[0]};
+      groups.push_back(std::move(group));
+      continue;
+    }
     const bool forward = LayerNormOf(g, node).has_value();
     if (!forward && !LayerNormBackwardOf(g, node).has_value()) continue;
     FusedGroup group;
@@ -339,6 +348,11 @@ std::string GenerateKernels(const ResolvedGraph& g,
     if (group.softmax) {
       absl::StrAppend(
           &out, SoftmaxSource(*SoftmaxOf(g, g.nodes[group.nodes[0]])), "}\n\n");
+      continue;
+    }
+    if (group.scatter) {
+      absl::StrAppend(
+          &out, ScatterSource(*ScatterOf(g, g.nodes[group.nodes[0]])), "}\n\n");
       continue;
     }
     if (group.layer_norm) {

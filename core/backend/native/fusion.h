@@ -46,12 +46,14 @@ struct FusedGroup {
   bool layer_norm = false;
   // One native_layer_norm_backward over the same, with its three results.
   bool layer_norm_backward = false;
+  // One select_scatter, slice_scatter or as_strided_scatter.
+  bool scatter = false;
 
   // Generated for its operands' layouts, not elementwise over contiguous
   // operands of its output's size.
   bool any_layout() const {
     return matmul || reduction || strided || softmax || layer_norm ||
-           layer_norm_backward;
+           layer_norm_backward || scatter;
   }
 };
 

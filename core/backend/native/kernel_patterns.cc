@@ -269,4 +269,78 @@ GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node) {
   return s;
 }
 
+std::optional<ScatterShape> ScatterOf(const ResolvedGraph& g,
+                                      const ResolvedNode& node) {
+  const std::string& op = node.op->qualified_name;
+  const bool select = op == "aten.select_scatter.default";
+  const bool slice = op == "aten.slice_scatter.default";
+  const bool strided = op == "aten.as_strided_scatter.default";
+  if (!select && !slice && !strided) return std::nullopt;
+  if (node.args[0].kind != BoundArg::Kind::kTensor ||
+      node.args[1].kind != BoundArg::Kind::kTensor) {
+    return std::nullopt;
+  }
+  const Meta& out = g.values[node.results[0]].meta;
+  const Meta& self = g.values[node.args[0].values[0]].meta;
+  const Meta& src = g.values[node.args[1].values[0]].meta;
+  if (!IsFloating(out.dtype) || !Plain(out, out.dtype) ||
+      self.dtype != out.dtype || self.shape != out.shape ||
+      (!IsFloating(src.dtype) && src.dtype != v1::DTYPE_BOOL)) {
+    return std::nullopt;
+  }
+  // The view of the (contiguous) result, as the runtime's kernels make it.
+  Meta view = ContiguousMeta(out.shape, out.dtype);
+  if (strided) {
+    view.shape = node.args[2].ints;
+    view.stride = node.args[3].ints;
+    view.offset = node.args[4].is_none() ? 0 : node.args[4].i;
+    if (view.shape.size() != view.stride.size() ||
+        view.StorageExtent() > out.numel()) {
+      return std::nullopt;  // The runtime's kernel reports it.
+    }
+  } else {
+    int64_t dim = node.args[2].i;
+    if (dim < 0) dim += view.dim();
+    if (dim < 0 || dim >= view.dim()) return std::nullopt;
+    const int64_t size = view.shape[dim];
+    if (select) {
+      int64_t index = node.args[3].i;
+      if (index < 0) index += size;
+      if (index < 0 || index >= size) return std::nullopt;
+      view.offset += index * view.stride[dim];
+      view.shape.erase(view.shape.begin() + dim);
+      view.stride.erase(view.stride.begin() + dim);
+    } else {
+      int64_t start = node.args[3].is_none() ? 0 : node.args[3].i;
+      int64_t end = node.args[4].is_none() ? size : node.args[4].i;
+      const int64_t step = node.args[5].i;
+      if (step <= 0) return std::nullopt;
+      if (start < 0) start += size;
+      if (end < 0) end += size;
+      start = std::clamp<int64_t>(start, 0, size);
+      end = std::clamp<int64_t>(end, start, size);
+      view.offset += start * view.stride[dim];
+      view.shape[dim] = (end - start + step - 1) / step;
+      view.stride[dim] *= step;
+    }
+  }
+  if (src.dim() > view.dim()) return std::nullopt;
+  const size_t lead = view.shape.size() - src.shape.size();
+  ScatterShape s;
+  s.src_strides.assign(view.shape.size(), 0);
+  for (size_t d = 0; d < src.shape.size(); ++d) {
+    if (src.shape[d] != view.shape[lead + d] && src.shape[d] != 1) {
+      return std::nullopt;
+    }
+    if (src.shape[d] != 1) s.src_strides[lead + d] = src.stride[d];
+  }
+  s.shape = out.shape;
+  s.self_strides = self.stride;
+  s.view_shape = view.shape;
+  s.view_strides = view.stride;
+  s.view_offset = view.offset;
+  s.src_dtype = src.dtype;
+  return s;
+}
+
 }  // namespace aotcache

@@ -48,6 +48,13 @@ GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node);
 std::optional<SoftmaxShape> SoftmaxOf(const ResolvedGraph& g,
                                       const ResolvedNode& node);
 
+// select_scatter(self, src, dim, index), slice_scatter(self, src, dim,
+// start, end, step) or as_strided_scatter(self, src, size, stride,
+// storage_offset) into a contiguous floating result of self's dtype, src
+// floating or bool and broadcasting to the view's shape.
+std::optional<ScatterShape> ScatterOf(const ResolvedGraph& g,
+                                      const ResolvedNode& node);
+
 // native_layer_norm(x, normalized_shape, weight?, bias?, eps) over the
 // trailing dims of a contiguous floating x, with weight and bias contiguous
 // of those dims and results contiguous in x's dtype.

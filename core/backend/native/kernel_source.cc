@@ -392,4 +392,45 @@ std::string LayerNormBackwardSource(const LayerNormBackwardShape& s) {
   return out;
 }
 
+namespace {
+
+// Loops over `shape` (one per dim, innermost last) running `statement`,
+// where `dst` and `src` are the index expressions of strides `dst_strides`
+// and `src_strides` (plus `dst_offset`).
+std::string StridedCopy(const std::vector<int64_t>& shape,
+                        const std::vector<int64_t>& dst_strides,
+                        int64_t dst_offset,
+                        const std::vector<int64_t>& src_strides,
+                        const std::string& dst, const std::string& src) {
+  std::string out, dst_index = absl::StrCat(dst_offset), src_index = "0";
+  for (size_t d = 0; d < shape.size(); ++d) {
+    absl::StrAppend(&out, std::string(2 * d + 2, ' '), "for (int64_t i", d,
+                    " = 0; i", d, " < ", shape[d], "; ++i", d, ")\n");
+    absl::StrAppend(&dst_index, " + i", d, " * ", dst_strides[d]);
+    absl::StrAppend(&src_index, " + i", d, " * ", src_strides[d]);
+  }
+  absl::StrAppend(&out, std::string(2 * shape.size() + 2, ' '), dst, "[",
+                  dst_index, "] = static_cast<C>(", src, "[", src_index,
+                  "]);\n");
+  return out;
+}
+
+}  // namespace
+
+std::string ScatterSource(const ScatterShape& s) {
+  std::vector<int64_t> contiguous(s.shape.size(), 1);
+  for (size_t d = s.shape.size(); d-- > 1;) {
+    contiguous[d - 1] = contiguous[d] * s.shape[d];
+  }
+  return absl::StrCat(
+      "  (void)n;\n  const C* __restrict self = static_cast<const "
+      "C*>(inputs[0]);\n  const ",
+      CppTypeName(s.src_dtype), "* __restrict src = static_cast<const ",
+      CppTypeName(s.src_dtype),
+      "*>(inputs[1]);\n  C* __restrict out = static_cast<C*>(outputs[0]);\n",
+      StridedCopy(s.shape, contiguous, 0, s.self_strides, "out", "self"),
+      StridedCopy(s.view_shape, s.view_strides, s.view_offset, s.src_strides,
+                  "out", "src"));
+}
+
 }  // namespace aotcache

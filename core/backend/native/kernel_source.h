@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "core/graph/dtype.h"
@@ -74,6 +75,20 @@ struct SoftmaxShape {
   bool backward = false;
 };
 std::string SoftmaxSource(const SoftmaxShape& shape);
+
+// select_scatter, slice_scatter and as_strided_scatter into a contiguous
+// result of `shape`: self (input 0, of that shape, read through
+// `self_strides`) copied, then src (input 1, read through `src_strides`
+// over the view's shape) written into the view of the result (`view_shape`,
+// `view_strides`, `view_offset`, in the result's elements), in order, as
+// the runtime's kernels do.
+struct ScatterShape {
+  std::vector<int64_t> shape, self_strides;
+  std::vector<int64_t> view_shape, view_strides, src_strides;
+  int64_t view_offset = 0;
+  DType src_dtype = v1::DTYPE_FLOAT32;
+};
+std::string ScatterSource(const ScatterShape& shape);
 
 // native_layer_norm over rows of `cols`: inputs x, then the weight and the
 // bias when present; outputs the result, mean and rstd. In double, as the
