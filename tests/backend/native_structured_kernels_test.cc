@@ -243,5 +243,40 @@ TEST(NativeBackendTest, LogSoftmaxAndTheSoftmaxBackwardsAreOneKernelEach) {
        Filled({5, 19}, [](int64_t i) { return std::cos(0.11 * i) - 0.2; })});
 }
 
+// mse_loss with each reduction, and its backward with a scalar and with an
+// elementwise gradient.
+TEST(NativeBackendTest, MseLossAndItsBackwardAreOneKernelEach) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "a", "meta": {"shape": [7, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "b", "meta": {"shape": [7, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "g", "meta": {"shape": [], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "ge", "meta": {"shape": [7, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "none", "op": "aten.mse_loss.default", "args": [{"node": "a"}, {"node": "b"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "mean", "op": "aten.mse_loss.default", "args": [{"node": "a"}, {"node": "b"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "sum", "op": "aten.mse_loss.default", "args": [{"node": "a"}, {"node": "b"}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d_mean", "op": "aten.mse_loss_backward.default", "args": [{"node": "g"}, {"node": "a"}, {"node": "b"}, {"int": 1}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d_none", "op": "aten.mse_loss_backward.default", "args": [{"node": "ge"}, {"node": "a"}, {"node": "b"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["none", "mean", "sum", "d_mean", "d_none"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 5);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  const std::vector<Tensor> inputs = {
+      Filled({7, 3}, [](int64_t i) { return 0.5 * i; }),
+      Filled({7, 3}, [](int64_t i) { return 0.5 * i - 1.0; }),
+      Filled({}, [](int64_t) { return 3.0; }),
+      Filled({7, 3}, [](int64_t i) { return std::cos(0.4 * i); })};
+  std::vector<Tensor> out = ForwardWith(Native(), p->plan, inputs);
+  ASSERT_EQ(out.size(), 5u);
+  // a - b is 1 everywhere: squares 1, mean 1, sum 21; the mean's gradient
+  // is 2 / 21 * 1 * 3.
+  EXPECT_EQ(out[1].ToDoubles()[0], 1.0);
+  EXPECT_EQ(out[2].ToDoubles()[0], 21.0);
+  EXPECT_FLOAT_EQ(out[3].ToDoubles()[5], 6.0 / 21.0);
+  ExpectNativeMatchesReference(p->plan, inputs);
+}
+
 }  // namespace
 }  // namespace aotcache

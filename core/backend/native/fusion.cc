@@ -206,6 +206,17 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
   }
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
+    if (std::optional<MseLossShape> mse = MseLossOf(g, node)) {
+      FusedGroup group;
+      group.mse_loss = true;
+      group.nodes = {static_cast<int>(n)};
+      for (int k = 0; k < (mse->backward ? 3 : 2); ++k) {
+        group.inputs.push_back(node.args[k].values[0]);
+      }
+      group.outputs = {node.results[0]};
+      groups.push_back(std::move(group));
+      continue;
+    }
     if (ScatterOf(g, node).has_value()) {
       FusedGroup group;
       group.scatter = true;
@@ -348,6 +359,11 @@ std::string GenerateKernels(const ResolvedGraph& g,
     if (group.softmax) {
       absl::StrAppend(
           &out, SoftmaxSource(*SoftmaxOf(g, g.nodes[group.nodes[0]])), "}\n\n");
+      continue;
+    }
+    if (group.mse_loss) {
+      absl::StrAppend(
+          &out, MseLossSource(*MseLossOf(g, g.nodes[group.nodes[0]])), "}\n\n");
       continue;
     }
     if (group.scatter) {

@@ -48,12 +48,14 @@ struct FusedGroup {
   bool layer_norm_backward = false;
   // One select_scatter, slice_scatter or as_strided_scatter.
   bool scatter = false;
+  // One mse_loss, or its backward.
+  bool mse_loss = false;
 
   // Generated for its operands' layouts, not elementwise over contiguous
   // operands of its output's size.
   bool any_layout() const {
     return matmul || reduction || strided || softmax || layer_norm ||
-           layer_norm_backward || scatter;
+           layer_norm_backward || scatter || mse_loss;
   }
 };
 

@@ -343,4 +343,40 @@ std::optional<ScatterShape> ScatterOf(const ResolvedGraph& g,
   return s;
 }
 
+std::optional<MseLossShape> MseLossOf(const ResolvedGraph& g,
+                                      const ResolvedNode& node) {
+  const std::string& op = node.op->qualified_name;
+  MseLossShape s;
+  s.backward = op == "aten.mse_loss_backward.default";
+  if (!s.backward && op != "aten.mse_loss.default") return std::nullopt;
+  const int first = s.backward ? 1 : 0;
+  for (int k = 0; k < first + 2; ++k) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return std::nullopt;
+  }
+  auto meta = [&](int k) -> const Meta& {
+    return g.values[node.args[k].values[0]].meta;
+  };
+  const Meta& a = meta(first);
+  const Meta& out = g.values[node.results[0]].meta;
+  if (!IsFloating(a.dtype) || !Plain(a, a.dtype) ||
+      !Plain(meta(first + 1), a.dtype) || meta(first + 1).shape != a.shape ||
+      !Plain(out, a.dtype) || !node.args[first + 2].is_number()) {
+    return std::nullopt;
+  }
+  s.reduction = static_cast<int>(node.args[first + 2].AsDouble());
+  if (s.reduction < 0 || s.reduction > 2) return std::nullopt;
+  s.numel = a.numel();
+  if (s.backward) {
+    const Meta& grad = meta(0);
+    s.scalar_grad = grad.numel() == 1;
+    if (!Plain(grad, a.dtype) || (!s.scalar_grad && grad.shape != a.shape) ||
+        out.shape != a.shape) {
+      return std::nullopt;
+    }
+  } else if (out.numel() != (s.reduction == 0 ? s.numel : 1)) {
+    return std::nullopt;
+  }
+  return s;
+}
+
 }  // namespace aotcache

@@ -48,6 +48,12 @@ GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node);
 std::optional<SoftmaxShape> SoftmaxOf(const ResolvedGraph& g,
                                       const ResolvedNode& node);
 
+// mse_loss(self, target, reduction) or mse_loss_backward(grad, self,
+// target, reduction) over contiguous floating tensors of one shape and
+// dtype (the gradient: that shape, or one element).
+std::optional<MseLossShape> MseLossOf(const ResolvedGraph& g,
+                                      const ResolvedNode& node);
+
 // select_scatter(self, src, dim, index), slice_scatter(self, src, dim,
 // start, end, step) or as_strided_scatter(self, src, size, stride,
 // storage_offset) into a contiguous floating result of self's dtype, src

@@ -1,5 +1,6 @@
 #include "core/backend/native/kernel_source.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -431,6 +432,38 @@ std::string ScatterSource(const ScatterShape& s) {
       StridedCopy(s.shape, contiguous, 0, s.self_strides, "out", "self"),
       StridedCopy(s.view_shape, s.view_strides, s.view_offset, s.src_strides,
                   "out", "src"));
+}
+
+std::string MseLossSource(const MseLossShape& s) {
+  const int first = s.backward ? 1 : 0;  // Where self is among the inputs.
+  std::string out = absl::StrCat(
+      "  (void)n;\n  const C* __restrict a = static_cast<const C*>(inputs[",
+      first, "]);\n  const C* __restrict b = static_cast<const C*>(inputs[",
+      first + 1, "]);\n  C* __restrict out = static_cast<C*>(outputs[0]);\n");
+  const std::string d =
+      "      const double d = static_cast<double>(a[i]) - "
+      "static_cast<double>(b[i]);\n";
+  if (s.backward) {
+    const double scale =
+        s.reduction == 1 ? 2.0 / std::max<int64_t>(s.numel, 1) : 2.0;
+    absl::StrAppend(
+        &out, "  const C* __restrict g = static_cast<const C*>(inputs[0]);\n",
+        "#pragma omp simd\n  for (int64_t i = 0; i < ", s.numel, "; ++i) {\n",
+        d, "      out[i] = static_cast<C>(", CppLiteral(scale), " * d * ",
+        "static_cast<double>(g[", s.scalar_grad ? "0" : "i", "]));\n  }\n");
+  } else if (s.reduction == 0) {
+    absl::StrAppend(&out, "#pragma omp simd\n  for (int64_t i = 0; i < ",
+                    s.numel, "; ++i) {\n", d,
+                    "      out[i] = static_cast<C>(d * d);\n  }\n");
+  } else {
+    absl::StrAppend(
+        &out, "  double total = 0;\n#pragma omp simd reduction(+ : total)\n",
+        "  for (int64_t i = 0; i < ", s.numel, "; ++i) {\n", d,
+        "      total += d * d;\n  }\n  out[0] = static_cast<C>(",
+        s.reduction == 1 ? absl::StrCat("total / ", s.numel, ".0") : "total",
+        ");\n");
+  }
+  return out;
 }
 
 }  // namespace aotcache

@@ -76,6 +76,18 @@ struct SoftmaxShape {
 };
 std::string SoftmaxSource(const SoftmaxShape& shape);
 
+// mse_loss(self, target, reduction) over `numel` elements of two contiguous
+// tensors of one shape (reduction 0: elementwise, 1: mean, 2: sum), or its
+// backward (inputs: the gradient, of that shape or one element, then self
+// and target), in double as the runtime's kernels.
+struct MseLossShape {
+  int64_t numel = 0;
+  int reduction = 1;
+  bool backward = false;
+  bool scalar_grad = false;
+};
+std::string MseLossSource(const MseLossShape& shape);
+
 // select_scatter, slice_scatter and as_strided_scatter into a contiguous
 // result of `shape`: self (input 0, of that shape, read through
 // `self_strides`) copied, then src (input 1, read through `src_strides`
