@@ -1,8 +1,11 @@
 // Kernels that move or make data: views, copies and casts, factories, cat,
 // scatters, and the random ops (with the executor's own generator: torch's
 // RNG stream cannot be reproduced, which is why those ops are not cached).
+#include <optional>
 #include <random>
 
+#include "absl/strings/str_cat.h"
+#include "core/graph/scatter_view.h"
 #include "core/runtime/kernel.h"
 #include "core/runtime/strided.h"
 
@@ -69,59 +72,17 @@ Results Cat(const KernelArgs& k) {
 }
 
 // The scatters: a contiguous copy of self with src written into the view
-// the matching view op would take of it.
-Tensor CloneContiguous(const KernelArgs& k) {
+// the matching view op would take of it (core/graph/scatter_view.h).
+Results Scatter(const KernelArgs& k) {
   Tensor out = k.NewResult(0);
   CopyInto(k.tensor(0), out);
-  return out;
-}
-
-Results SelectScatter(const KernelArgs& k) {
-  Tensor out = CloneContiguous(k);
-  Meta view = out.meta();
-  int64_t dim = k.arg(2).i;
-  if (dim < 0) dim += view.dim();
-  int64_t index = k.arg(3).i;
-  if (index < 0) index += view.shape[dim];
-  view.offset += index * view.stride[dim];
-  view.shape.erase(view.shape.begin() + dim);
-  view.stride.erase(view.stride.begin() + dim);
-  CopyInto(k.tensor(1), out.View(view));
-  return std::vector<Tensor>{out};
-}
-
-Results SliceScatter(const KernelArgs& k) {
-  Tensor out = CloneContiguous(k);
-  Meta view = out.meta();
-  int64_t dim = k.arg(2).i;
-  if (dim < 0) dim += view.dim();
-  int64_t size = view.shape[dim];
-  int64_t start = k.arg(3).is_none() ? 0 : k.arg(3).i;
-  int64_t end = k.arg(4).is_none() ? size : k.arg(4).i;
-  int64_t step = k.arg(5).i;
-  if (start < 0) start += size;
-  if (end < 0) end += size;
-  start = std::clamp<int64_t>(start, 0, size);
-  end = std::clamp<int64_t>(end, start, size);
-  view.offset += start * view.stride[dim];
-  view.shape[dim] = (end - start + step - 1) / step;
-  view.stride[dim] *= step;
-  CopyInto(k.tensor(1), out.View(view));
-  return std::vector<Tensor>{out};
-}
-
-Results AsStridedScatter(const KernelArgs& k) {
-  Tensor out = CloneContiguous(k);
-  Meta view;
-  view.shape = k.arg(2).ints;
-  view.stride = k.arg(3).ints;
-  view.offset = k.arg(4).is_none() ? 0 : k.arg(4).i;
-  view.dtype = out.dtype();
-  if (view.StorageExtent() > out.meta().StorageExtent()) {
+  const std::string& op = k.node->op->qualified_name;
+  std::optional<Meta> view = ScatterView(op, k.node->args, out.meta());
+  if (!view.has_value()) {
     return absl::InvalidArgumentError(
-        "as_strided_scatter: the view reaches past the tensor's storage");
+        absl::StrCat(op, ": the view does not fit the result's memory"));
   }
-  CopyInto(k.tensor(1), out.View(view));
+  CopyInto(k.tensor(1), out.View(*view));
   return std::vector<Tensor>{out};
 }
 
@@ -224,9 +185,9 @@ const std::vector<Entry>& ShapeKernels() {
       {"aten.ones_like.default", Ones},
       {"aten.empty_like.default", Zeros},
       {"aten.cat.default", Cat},
-      {"aten.select_scatter.default", SelectScatter},
-      {"aten.slice_scatter.default", SliceScatter},
-      {"aten.as_strided_scatter.default", AsStridedScatter},
+      {"aten.select_scatter.default", Scatter},
+      {"aten.slice_scatter.default", Scatter},
+      {"aten.as_strided_scatter.default", Scatter},
       {"aten.rand_like.default", RandLike},
       {"aten.randn_like.default", RandnLike},
       {"aten.bernoulli.default", Bernoulli},

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/graph/scatter_view.h"
+
 namespace aotcache {
 
 bool ScalarLike(const Meta& m) {
@@ -272,10 +274,11 @@ GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node) {
 std::optional<ScatterShape> ScatterOf(const ResolvedGraph& g,
                                       const ResolvedNode& node) {
   const std::string& op = node.op->qualified_name;
-  const bool select = op == "aten.select_scatter.default";
-  const bool slice = op == "aten.slice_scatter.default";
-  const bool strided = op == "aten.as_strided_scatter.default";
-  if (!select && !slice && !strided) return std::nullopt;
+  if (op != "aten.select_scatter.default" &&
+      op != "aten.slice_scatter.default" &&
+      op != "aten.as_strided_scatter.default") {
+    return std::nullopt;
+  }
   if (node.args[0].kind != BoundArg::Kind::kTensor ||
       node.args[1].kind != BoundArg::Kind::kTensor) {
     return std::nullopt;
@@ -288,42 +291,10 @@ std::optional<ScatterShape> ScatterOf(const ResolvedGraph& g,
       (!IsFloating(src.dtype) && src.dtype != v1::DTYPE_BOOL)) {
     return std::nullopt;
   }
-  // The view of the (contiguous) result, as the runtime's kernels make it.
-  Meta view = ContiguousMeta(out.shape, out.dtype);
-  if (strided) {
-    view.shape = node.args[2].ints;
-    view.stride = node.args[3].ints;
-    view.offset = node.args[4].is_none() ? 0 : node.args[4].i;
-    if (view.shape.size() != view.stride.size() ||
-        view.StorageExtent() > out.numel()) {
-      return std::nullopt;  // The runtime's kernel reports it.
-    }
-  } else {
-    int64_t dim = node.args[2].i;
-    if (dim < 0) dim += view.dim();
-    if (dim < 0 || dim >= view.dim()) return std::nullopt;
-    const int64_t size = view.shape[dim];
-    if (select) {
-      int64_t index = node.args[3].i;
-      if (index < 0) index += size;
-      if (index < 0 || index >= size) return std::nullopt;
-      view.offset += index * view.stride[dim];
-      view.shape.erase(view.shape.begin() + dim);
-      view.stride.erase(view.stride.begin() + dim);
-    } else {
-      int64_t start = node.args[3].is_none() ? 0 : node.args[3].i;
-      int64_t end = node.args[4].is_none() ? size : node.args[4].i;
-      const int64_t step = node.args[5].i;
-      if (step <= 0) return std::nullopt;
-      if (start < 0) start += size;
-      if (end < 0) end += size;
-      start = std::clamp<int64_t>(start, 0, size);
-      end = std::clamp<int64_t>(end, start, size);
-      view.offset += start * view.stride[dim];
-      view.shape[dim] = (end - start + step - 1) / step;
-      view.stride[dim] *= step;
-    }
-  }
+  // The view of the (contiguous) result, as the runtime's kernels take it.
+  std::optional<Meta> found = ScatterView(op, node.args, out);
+  if (!found.has_value()) return std::nullopt;  // The runtime's kernel says.
+  const Meta& view = *found;
   if (src.dim() > view.dim()) return std::nullopt;
   const size_t lead = view.shape.size() - src.shape.size();
   ScatterShape s;
