@@ -45,18 +45,11 @@ void Check(const absl::Status& status) {
   if (!status.ok()) throw Error(status);
 }
 
-struct DTypeName {
-  const char* name;
-  DType dtype;
-};
-constexpr DTypeName kDTypes[] = {{"float32", v1::DTYPE_FLOAT32},
-                                 {"float64", v1::DTYPE_FLOAT64},
-                                 {"int64", v1::DTYPE_INT64},
-                                 {"bool", v1::DTYPE_BOOL}};
-
+// The dtype torch prints as `name` (core/graph/dtype.h's DTypeName).
 DType DTypeOf(const std::string& name) {
-  for (const DTypeName& d : kDTypes) {
-    if (name == d.name) return d.dtype;
+  for (DType d : {v1::DTYPE_FLOAT32, v1::DTYPE_FLOAT64, v1::DTYPE_INT64,
+                  v1::DTYPE_BOOL}) {
+    if (name == DTypeName(d)) return d;
   }
   throw py::value_error(
       "aotcache supports float32, float64, int64 and bool, "
