@@ -214,12 +214,14 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
     spare_arenas_.push_back(std::move(arenas));
   };
   size_t flat_result = 0;
+  std::vector<const void*> in;  // A fused kernel's arguments, reused.
+  std::vector<void*> out;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
     if (!fused_role_.empty() && fused_role_[n] != kNotFused) {
       if (fused_role_[n] >= 0) {
         const FusedKernel& f = fused_[fused_role_[n]];
-        std::vector<void*> out;
+        out.clear();
         for (size_t r = 0; r < f.outputs.size(); ++r) {
           const Meta& m = g.values[f.outputs[r]].meta;
           int slot = result_slot_.empty() ? -1 : result_slot_[flat_result + r];
@@ -229,7 +231,7 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
           out.push_back(t.storage_data() + m.offset * ItemSize(m.dtype));
           values[f.outputs[r]] = std::move(t);
         }
-        std::vector<const void*> in;
+        in.clear();
         for (int v : f.inputs) {
           const Tensor& t = values[v];
           in.push_back(t.storage_data() +
