@@ -2,18 +2,18 @@
 (SEMANTICS.md §5; runtime_wrappers.py), over the artifacts of aotcache.
 
 The C++ runtime (aotcache._native) runs the forward and backward artifacts
-on the caller's memory; this module applies the epilogue with torch's own
-ops, so that version counters, autograd history, aliasing and requires_grad
-come out as in eager:
+on the caller's memory; in training mode it runs them as one node of
+torch's autograd graph (_native.TrainingStep), whose backward runs the
+backward artifact on the tangents in PyTorch's order, and an input no
+gradient reaches gets None. This module applies the epilogue with torch's
+own ops, so that version counters, autograd history, aliasing and
+requires_grad come out as in eager:
 
 * mutated inputs are written back with copy_ (under no_grad when every
   mutation ran under no_grad; through detach() for a leaf that requires
   grad) and as_strided_ for metadata mutations;
 * outputs that alias inputs, intermediates or other outputs are regenerated
-  as views of their base (view replay);
-* in training mode one torch.autograd.Function runs the forward, and its
-  backward runs the backward artifact on the tangents in PyTorch's order;
-  an input no gradient reaches gets None.
+  as views of their base (view replay).
 
 Thread-safety: a CompiledEntry may run from several threads.
 """
@@ -22,17 +22,9 @@ import json
 from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
-from torch.utils.dlpack import from_dlpack
 
-from . import fx_export
+from ._native import TrainingStep
 from .torch_version import storage_of
-
-_DTYPE_NAMES = {
-    torch.float32: "float32",
-    torch.float64: "float64",
-    torch.int64: "int64",
-    torch.bool: "bool",
-}
 
 NON_ALIAS = "OUTPUT_TYPE_NON_ALIAS"
 ALIAS_OF_INPUT = "OUTPUT_TYPE_ALIAS_OF_INPUT"
@@ -46,13 +38,6 @@ TANGENT_POSITION = {
     "TANGENT_SOURCE_USER_OUTPUT": "user",
     "TANGENT_SOURCE_INTERMEDIATE_BASE": "base",
 }
-
-
-def spec(t: torch.Tensor) -> Tuple[int, int, List[int], List[int], int, str]:
-    """The TensorSpec of t: its memory, for the C++ runtime to borrow."""
-    storage = storage_of(t)
-    return (storage.data_ptr(), storage.nbytes() // t.element_size(), list(t.shape),
-            list(t.stride()), t.storage_offset(), _DTYPE_NAMES[t.dtype])
 
 
 def _layout(meta) -> Tuple[List[int], List[int], int]:
@@ -104,15 +89,18 @@ class CompiledEntry:
                                                      len(self.mutated)))
         self.training = native.mode == "training"
         self.members = {int(i) for sb in self.synthetic_bases for i in sb["inputs"]}
-        # The user outputs the training Function returns: not those that lie
+        # The user outputs the training node returns: not those that lie
         # in an input's memory (regenerated as views of the caller's tensor).
         self.function_user = [j for j, o in enumerate(self.outputs)
                               if o["output_type"] not in (IS_INPUT, ALIAS_OF_INPUT)]
-        # Fixed per entry, computed once rather than on every call: which
-        # mutated inputs are written, where each tangent's output sits
-        # among the Function's outputs (None: not one of them), the other
-        # outputs (not differentiable), and each tangent's layout.
-        self.mutated_data = {i for i in self.mutated if self.inputs[i]["mutates_data"]}
+        if self.training:
+            self.step = self._training_step(native)
+
+    def _training_step(self, native) -> TrainingStep:
+        """The autograd node's plan, fixed per entry: which mutated inputs
+        are written, where each tangent's output sits among the node's
+        outputs (-1: not one of them), the other outputs (not
+        differentiable), and each tangent's layout."""
         positions = {("mutated", i): n for n, i in enumerate(self.mutated)}
         first_user = len(self.mutated)
         for n, j in enumerate(self.function_user):
@@ -120,29 +108,34 @@ class CompiledEntry:
         first_base = first_user + len(self.function_user)
         for b in range(self.num_bases):
             positions[("base", b)] = first_base + b
-        self.tangent_positions = [
-            positions.get((TANGENT_POSITION[t["source"]], int(t.get("index", 0))))
+        tangent_positions = [
+            positions.get((TANGENT_POSITION[t["source"]], int(t.get("index", 0))), -1)
             for t in self.tangents]
-        needed = {p for p in self.tangent_positions if p is not None}
-        self.non_differentiable = [n for n in range(first_base + self.num_bases)
-                                   if n not in needed]
-        self.tangent_layouts = [
-            ([int(x) for x in t["meta"].get("shape", [])],
-             fx_export.dtype_of_name(t["meta"]["dtype"])) for t in self.tangents]
+        return TrainingStep(
+            native, num_mutated=len(self.mutated), num_user=self.num_user,
+            num_bases=self.num_bases, function_user=self.function_user,
+            member=[i in self.members for i in range(len(self.inputs))],
+            mutated_data=[i in self.mutated and info["mutates_data"]
+                          for i, info in enumerate(self.inputs)],
+            tangent_positions=tangent_positions,
+            tangent_shapes=[[int(x) for x in t["meta"].get("shape", [])]
+                            for t in self.tangents],
+            tangent_dtypes=[t["meta"]["dtype"] for t in self.tangents],
+            non_differentiable=[n for n in range(first_base + self.num_bases)
+                                if n not in tangent_positions])
 
     # -- running ---------------------------------------------------------
 
     def __call__(self, inputs: List[torch.Tensor]):
         if self.training:
-            # The Function's inputs: the inputs, but one tensor covering the
+            # The node's inputs: the inputs, but one tensor covering the
             # storage in place of mutated inputs that share it (autograd
             # carries its gradient to them). Recorded whatever the caller's
-            # grad mode: the function's own enable_grad regions made outputs
-            # that require grad (those that must not are detached below).
+            # grad mode (outputs that must not require grad are detached
+            # below).
             differentiable = [t for i, t in enumerate(inputs) if i not in self.members]
             bases = [_synthetic_base(inputs, sb) for sb in self.synthetic_bases]
-            with torch.enable_grad():
-                outs = list(_CompiledFunction.apply(self, inputs, *differentiable, *bases))
+            outs = self.step.run(inputs, differentiable + bases)
             k = len(self.mutated)
             new_values = outs[:k]
             user: List[Any] = [None] * self.num_user
@@ -151,19 +144,13 @@ class CompiledEntry:
             bases = outs[k + len(self.function_user):]
         else:
             with torch.no_grad():
-                raw = self.forward_raw(inputs)
+                raw = self.native.run_forward(inputs)
             k = len(self.mutated)
             new_values = raw[:k]
             user = raw[k:k + self.num_user]
             bases = raw[k + self.num_user:k + self.num_user + self.num_bases]
         self._write_back(inputs, new_values)
         return self._replay_outputs(inputs, user, bases)
-
-    def forward_raw(self, inputs: Sequence[torch.Tensor]) -> List[Any]:
-        """The forward artifact's results: torch tensors over the runtime's
-        memory, or ("arg", i, shape, stride, offset) for results that lie in
-        input i's memory."""
-        return self.native.run_forward([spec(t) for t in inputs])
 
     def _write_back(self, inputs, new_values) -> None:
         for i, new in zip(self.mutated, new_values):
@@ -178,7 +165,6 @@ class CompiledEntry:
                     inp.as_strided_(shape, stride, offset)
             if not info["mutates_data"]:
                 continue
-            new = as_tensor(new, inputs)
             if i in self.through_data:
                 inp.data.copy_(new)
             elif info["mutations_under_no_grad_or_inference_mode"]:
@@ -201,7 +187,7 @@ class CompiledEntry:
                 replayed = _view(inputs[int(info["base_idx"])], self.original_outputs[j])
             elif kind in ALIAS_OF_INTERMEDIATE:
                 replayed = _view(bases[int(info["base_idx"])], self.original_outputs[j])
-            outs[j] = replayed if replayed is not None else as_tensor(user[j], inputs)
+            outs[j] = replayed if replayed is not None else user[j]
         for j, info in enumerate(self.outputs):
             if info["output_type"] == BASE_IS_USER_OUTPUT:
                 v = _view(outs[int(info["base_idx"])], self.original_outputs[j])
@@ -229,97 +215,3 @@ def _synthetic_base(inputs: Sequence[torch.Tensor], sb) -> torch.Tensor:
         "aotcache: inputs %s share a storage, are mutated and require grad, but are not "
         "views of one tensor covering it; pass that tensor instead"
         % [int(i) for i in sb["inputs"]])
-
-
-def _lies_in_input(result) -> bool:
-    return isinstance(result, tuple) and result[0] == "arg"
-
-
-def _owned(result, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
-    """as_tensor, copied when it lies in an input's memory (which the
-    epilogue may write)."""
-    t = as_tensor(result, inputs)
-    return t.clone() if _lies_in_input(result) else t
-
-
-def as_tensor(result, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
-    """A forward or backward result as a torch tensor: over the runtime's
-    memory (a DLPack capsule torch takes over), or a view of the input it
-    lies in."""
-    if isinstance(result, torch.Tensor):
-        return result
-    if isinstance(result, tuple):
-        if result[0] == "bool":  # Bytes: torch 1.13's DLPack has no bool.
-            return from_dlpack(result[1]).view(torch.bool)
-        _, i, shape, stride, offset = result
-        return inputs[i].detach().as_strided(shape, stride, offset)
-    return from_dlpack(result)
-
-
-class _CompiledFunction(torch.autograd.Function):
-    """Training mode: the forward artifact as one autograd node whose
-    backward runs the backward artifact.
-
-    Outputs: the new values of mutated inputs, the user outputs that do not
-    lie in an input's memory (those are regenerated as views of the caller's
-    tensors), then the intermediate bases.
-    """
-
-    @staticmethod
-    def forward(ctx, entry: CompiledEntry, inputs, *differentiable):
-        # `inputs` are the function's inputs (their memory); `differentiable`
-        # are the inputs that are not members of a synthetic base, then the
-        # synthetic bases: they get the gradients.
-        raw = entry.forward_raw(inputs)
-        k = len(entry.mutated)
-        first_saved = k + entry.num_user + entry.num_bases
-        mutated_data = entry.mutated_data
-        # Saved values in an input's memory: the input goes through
-        # save_for_backward (eager's in-place check still fires), unless the
-        # epilogue is about to write it, in which case they are copied now.
-        saved_inputs, saved = [], []
-        for r in raw[first_saved:]:
-            if (_lies_in_input(r) and r[1] not in mutated_data
-                    and r[1] not in entry.members):
-                saved.append(("input", len(saved_inputs), r[2:]))
-                saved_inputs.append(inputs[r[1]])
-            else:
-                saved.append(("tensor", _owned(r, inputs), None))
-        ctx.save_for_backward(*saved_inputs)
-        ctx.saved = saved
-        ctx.entry = entry
-
-        # The new values of mutated inputs, the user outputs the Function
-        # returns, the intermediate bases (as entry.tangent_positions count).
-        outs = [as_tensor(raw[n], inputs) for n in range(k)]
-        outs += [_owned(raw[k + j], inputs) for j in entry.function_user]
-        outs += [as_tensor(raw[k + entry.num_user + b], inputs)
-                 for b in range(entry.num_bases)]
-        if entry.non_differentiable:
-            ctx.mark_non_differentiable(*[outs[n] for n in entry.non_differentiable])
-        return tuple(outs)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        entry = ctx.entry
-        saved_inputs = ctx.saved_tensors
-        saved = []
-        for kind, value, layout in ctx.saved:
-            if kind == "input":
-                shape, stride, offset = layout
-                saved.append(saved_inputs[value].detach().as_strided(shape, stride, offset))
-            else:
-                saved.append(value)
-        tangents = []
-        for (shape, dtype), position in zip(entry.tangent_layouts, entry.tangent_positions):
-            g = grads[position] if position is not None else None
-            if g is None:
-                g = torch.zeros(shape, dtype=dtype)
-            tangents.append(g)
-        all_tensors = saved + tangents
-        input_grads, base_grads = entry.native.run_backward(
-            [spec(s) for s in saved], [spec(g) for g in tangents])
-        out = [None if g is None else as_tensor(g, all_tensors)
-               for i, g in enumerate(input_grads) if i not in entry.members]
-        out += [None if g is None else as_tensor(g, all_tensors) for g in base_grads]
-        return (None, None) + tuple(out)

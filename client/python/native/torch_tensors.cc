@@ -1,0 +1,93 @@
+#include "client/python/native/torch_tensors.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/dtype.h"
+
+namespace aotcache {
+namespace {
+
+DType DTypeOf(at::ScalarType type) {
+  switch (type) {
+    case at::kFloat:
+      return v1::DTYPE_FLOAT32;
+    case at::kDouble:
+      return v1::DTYPE_FLOAT64;
+    case at::kLong:
+      return v1::DTYPE_INT64;
+    case at::kBool:
+      return v1::DTYPE_BOOL;
+    default:
+      throw std::invalid_argument(
+          std::string("aotcache supports float32, float64, int64 and bool, "
+                      "not ") +
+          c10::toString(type));
+  }
+}
+
+}  // namespace
+
+at::ScalarType ScalarTypeOf(DType dtype) {
+  switch (dtype) {
+    case v1::DTYPE_FLOAT32:
+      return at::kFloat;
+    case v1::DTYPE_FLOAT64:
+      return at::kDouble;
+    case v1::DTYPE_INT64:
+      return at::kLong;
+    case v1::DTYPE_BOOL:
+      return at::kBool;
+    default:
+      throw std::invalid_argument(
+          absl::StrCat("a result of an unsupported dtype ", DTypeName(dtype)));
+  }
+}
+
+Tensor Borrow(const at::Tensor& t) {
+  if (!t.device().is_cpu()) {
+    throw std::invalid_argument("aotcache runs on the CPU; got a " +
+                                t.device().str() + " tensor");
+  }
+  Meta meta;
+  meta.dtype = DTypeOf(t.scalar_type());
+  meta.shape.assign(t.sizes().begin(), t.sizes().end());
+  meta.stride.assign(t.strides().begin(), t.strides().end());
+  meta.offset = t.storage_offset();
+  const c10::Storage& storage = t.storage();
+  return Tensor::Borrow(
+      const_cast<void*>(storage.data()),
+      static_cast<int64_t>(storage.nbytes()) / ItemSize(meta.dtype),
+      std::move(meta));
+}
+
+std::vector<Tensor> Borrow(const std::vector<at::Tensor>& ts) {
+  std::vector<Tensor> out;
+  out.reserve(ts.size());
+  for (const at::Tensor& t : ts) out.push_back(Borrow(t));
+  return out;
+}
+
+TorchResult ToTorch(const Tensor& t, const std::vector<Tensor>& args,
+                    const std::vector<at::Tensor>& torch_args) {
+  const Meta& m = t.meta();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (t.SharesStorageWith(args[i])) {
+      return {torch_args[i].detach().as_strided(m.shape, m.stride, m.offset),
+              static_cast<int>(i)};
+    }
+  }
+  // Over the runtime's memory from the view's first element, as DLPack
+  // hands memory over; the deleter owns a Tensor (a reference to the
+  // runtime's storage).
+  auto* owner = new Tensor(t);
+  return {at::from_blob(
+      t.storage_data() + m.offset * ItemSize(t.dtype()), m.shape, m.stride,
+      [owner](void*) { delete owner; },
+      at::TensorOptions().dtype(ScalarTypeOf(t.dtype())))};
+}
+
+}  // namespace aotcache
