@@ -6,14 +6,20 @@ in one run (compare the ratios: these machines are shared and noisy).
      the store) against a warm hit through the daemon (a new process would
      see the same: the entry is stored), for the MLP and the block.
   2. Forward+backward step time of the compiled function against torch
-     eager, median over --steps steps (default 50),
-     the two taking turns in blocks of 10:
+     eager, each in a process of its own (a user runs one or the other),
+     median over --steps steps (default 100) after 10 discarded:
        mlp    784-512-512-10 at batch 64 (ReLU, MSE loss)
        block  layer norm + softmax attention-like block, sequence 128,
               width 256
        chain  10 elementwise ops (sin, cos, tanh, sigmoid, ...) on 1M floats
-     Each row also gives eager against itself, measured the same way: the
-     noise floor of the ratio at that moment.
+     The processes take turns, eager, native, eager again, for --rounds
+     rounds (default 4); the ratio is the median of the rounds' ratios, so
+     that a change in the machine's load falls on both sides alike. Eager
+     against its second run gives the noise floor of the ratio at that
+     moment. (Steps of both sides in one process disturb each other through
+     the shared heap: in one such run eager's MLP step went from 2.9 ms to
+     3.5-5.4 ms once native steps ran beside it, and in another native's
+     went up instead.)
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=build/python /usr/bin/python3 bench/backends.py
 
@@ -28,6 +34,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -81,32 +88,48 @@ def chain_case():
     return f, (x,)
 
 
-def step_ms(fns, args, steps, block=10):
-    """Median forward+backward step time of each of fns, in ms. The
-    functions take turns in blocks of `block` steps, the first of each
-    block discarded: a change in the machine's load falls on all of them
-    alike, and each runs in its steady state, as in training (one step
-    after the other's evicts caches and moves the allocator's memory)."""
-    times = [[] for _ in fns]
-    while len(times[0]) < steps:
-        for fn, samples in zip(fns, times):
-            for i in range(block + 1):
-                for a in args:
-                    a.grad = None
-                start = time.perf_counter()
-                fn(*args).backward()
-                if i > 0:
-                    samples.append(time.perf_counter() - start)
-    return [statistics.median(t) * 1e3 for t in times]
+CASES = {"mlp": mlp_case, "block": block_case, "chain": chain_case}
+
+
+def step_ms(case, side, steps, server):
+    """Median forward+backward step time in ms of one side ("eager" or
+    "native") on `case`, in this process, after 10 discarded steps (the
+    first compiles or fetches)."""
+    from aotcache.torch import aot_function
+    fn, args = CASES[case]()
+    if side == "native":
+        fn = aot_function(fn, server=server)
+    times = []
+    for i in range(steps + 10):
+        for a in args:
+            a.grad = None
+        start = time.perf_counter()
+        fn(*args).backward()
+        if i >= 10:
+            times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1e3
+
+
+def step_ms_in_process(case, side, steps, server):
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", case, side,
+                          "--steps", str(steps), "--server", server],
+                         capture_output=True, text=True, check=True).stdout
+    return float(out.split()[-1])
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--worker", nargs=2, metavar=("CASE", "SIDE"),
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--server", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        print("%.6f" % step_ms(*args.worker, args.steps, args.server))
+        return
     from aotcache import fx_export
     from aotcache._native import Client, parse_graph
-    from aotcache.torch import aot_function
 
     blas = subprocess.run(["update-alternatives", "--query",
                            "libblas.so.3-x86_64-linux-gnu"],
@@ -139,7 +162,7 @@ def main():
                 cold = client.compile(graph)
                 cold_ms = (time.perf_counter() - start) * 1e3
                 hits = []
-                for _ in range(20):
+                for _ in range(200):
                     start = time.perf_counter()
                     warm = client.compile(graph)
                     hits.append((time.perf_counter() - start) * 1e3)
@@ -147,18 +170,20 @@ def main():
                 print("  %-6s cold %8.1f (%s)   hit %6.3f (%s)   %6.0fx   (JSON parse %.3f)"
                       % (name, cold_ms, cold.status, hit_ms, warm.status, cold_ms / hit_ms,
                          parse_ms))
-            print("\n2. forward+backward step vs torch eager (ms, median of %d)" % args.steps)
-            for name, case in (("mlp", mlp_case), ("block", block_case), ("chain", chain_case)):
-                fn, inputs = case()
-                compiled = aot_function(fn, server=server)
-                compiled(*inputs).backward()  # Compile (forward and backward).
-                eager, native = step_ms((fn, compiled), inputs, args.steps)
-                # Eager against itself, in the same turns: the noise floor
-                # of the ratio on this machine at this moment.
-                first, second = step_ms((fn, lambda *a: fn(*a)), inputs, args.steps)
+            print("\n2. forward+backward step vs torch eager (ms, median of %d steps per "
+                  "process; %d rounds)" % (args.steps, args.rounds))
+            for name in CASES:
+                eager, native, again = [], [], []
+                for _ in range(args.rounds):
+                    for side, times in (("eager", eager), ("native", native),
+                                        ("eager", again)):
+                        times.append(step_ms_in_process(name, side, args.steps, server))
+                ratio = statistics.median(n / e for n, e in zip(native, eager))
+                floor = statistics.median(a / e for a, e in zip(again, eager))
                 print("  %-6s eager %8.2f   aotcache native %8.2f   %.2fx"
                       "   (eager vs itself %.2fx)"
-                      % (name, eager, native, native / eager, second / first))
+                      % (name, statistics.median(eager), statistics.median(native), ratio,
+                         floor))
         finally:
             daemon.terminate()
             daemon.wait(timeout=30)
