@@ -13,7 +13,7 @@ in one run (compare the ratios: these machines are shared and noisy).
               width 256
        chain  10 elementwise ops (sin, cos, tanh, sigmoid, ...) on 1M floats
      The processes take turns, eager, native, eager again, for --rounds
-     rounds (default 4); the ratio is the median of the rounds' ratios, so
+     rounds (default 5); the ratio is the median of the rounds' ratios, so
      that a change in the machine's load falls on both sides alike. Eager
      against its second run gives the noise floor of the ratio at that
      moment. (Steps of both sides in one process disturb each other through
@@ -120,7 +120,7 @@ def step_ms_in_process(case, side, steps, server):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "SIDE"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--server", help=argparse.SUPPRESS)
