@@ -15,18 +15,37 @@ def private_cache(tmp_path_factory):
     os.environ.pop("AOTCACHE_SERVER", None)
 
 
+class Daemon:
+    """An aotcached on a unix socket in data_dir; `target` is its address."""
+
+    def __init__(self, data_dir):
+        socket = data_dir / "test.sock"
+        self.proc = subprocess.Popen([os.environ["AOTCACHED"], "--listen=unix:%s" % socket,
+                                      "--data_dir=%s" % data_dir],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 30
+        while not socket.exists():
+            if self.proc.poll() is not None or time.time() > deadline:
+                raise RuntimeError("aotcached did not start: %s" % self.proc.stderr.read())
+            time.sleep(0.02)
+        self.target = "unix:%s" % socket
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+
+
 @pytest.fixture(scope="session")
 def daemon(tmp_path_factory):
-    data = tmp_path_factory.mktemp("daemon")
-    socket = data / "test.sock"
-    proc = subprocess.Popen([os.environ["AOTCACHED"], "--listen=unix:%s" % socket,
-                             "--data_dir=%s" % data], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    deadline = time.time() + 30
-    while not socket.exists():
-        if proc.poll() is not None or time.time() > deadline:
-            raise RuntimeError("aotcached did not start: %s" % proc.stderr.read())
-        time.sleep(0.02)
-    yield "unix:%s" % socket
-    proc.terminate()
-    proc.wait(timeout=30)
+    d = Daemon(tmp_path_factory.mktemp("daemon"))
+    yield d.target
+    d.stop()
+
+
+@pytest.fixture
+def own_daemon(tmp_path):
+    """A daemon of the test's own, which the test may stop (own_daemon.stop())."""
+    d = Daemon(tmp_path)
+    yield d
+    d.stop()

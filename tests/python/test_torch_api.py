@@ -6,7 +6,6 @@ import copy
 import os
 import subprocess
 import sys
-import time
 import warnings
 
 import pytest
@@ -126,19 +125,11 @@ def test_outputs_alias_the_callers_memory_and_inputs_are_not_copied(daemon):
         loss.backward()
 
 
-def test_a_known_signature_runs_without_the_daemon(tmp_path):
-    socket = tmp_path / "own.sock"
-    proc = subprocess.Popen([os.environ["AOTCACHED"], "--listen=unix:%s" % socket,
-                             "--data_dir=%s" % tmp_path], stderr=subprocess.DEVNULL)
-    try:
-        while not socket.exists():
-            time.sleep(0.02)
-        g = aot_function(lambda x: x.sin() * 2, server="unix:%s" % socket)
-        x = torch.randn(3)
-        g(x)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+def test_a_known_signature_runs_without_the_daemon(own_daemon):
+    g = aot_function(lambda x: x.sin() * 2, server=own_daemon.target)
+    x = torch.randn(3)
+    g(x)
+    own_daemon.stop()
     assert torch.equal(g(x), x.sin() * 2)  # No daemon any more: no round trip.
     assert g.cache_info()[0]["source"] == "server"
 

@@ -2,12 +2,8 @@
 node must get right beyond the scenarios' values: its backward runs without
 the GIL, on torch's engine, also twice, and when the daemon is gone."""
 
-import os
-import subprocess
 import threading
-import time
 
-import pytest
 import torch
 
 from aotcache.torch import aot_function
@@ -67,23 +63,15 @@ def test_an_output_written_in_place_still_gets_its_gradient(daemon):
     torch.testing.assert_close(w.grad, 3 * x)
 
 
-def test_a_backward_first_needed_after_the_daemon_is_gone_is_compiled_here(tmp_path):
+def test_a_backward_first_needed_after_the_daemon_is_gone_is_compiled_here(own_daemon):
     def f(x, w):  # A graph no other test compiles: its backward is nowhere yet.
         return torch.sigmoid(x @ w).mean() * 7
 
-    socket = tmp_path / "own.sock"
-    proc = subprocess.Popen([os.environ["AOTCACHED"], "--listen=unix:%s" % socket,
-                             "--data_dir=%s" % tmp_path], stderr=subprocess.DEVNULL)
-    try:
-        while not socket.exists():
-            time.sleep(0.02)
-        g = aot_function(f, server="unix:%s" % socket)
-        x, w = torch.randn(3, 5), torch.randn(5, 2, requires_grad=True)
-        loss = g(x, w)
-        assert g.cache_info()[0]["backward"] == "pending"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    g = aot_function(f, server=own_daemon.target)
+    x, w = torch.randn(3, 5), torch.randn(5, 2, requires_grad=True)
+    loss = g(x, w)
+    assert g.cache_info()[0]["backward"] == "pending"
+    own_daemon.stop()
     loss.backward()  # Fetched on first use: no daemon, so compiled here.
     twin = w.detach().clone().requires_grad_()
     f(x, twin).backward()
