@@ -1,7 +1,8 @@
 // The native backend's kernels that are not plain elementwise loops, each
 // against the runtime's kernels on a one-off graph: reductions with their
-// producers, softmax and log_softmax and their backward, layer norm and its
-// backward, bmm, and the scatters of functionalized view writes.
+// producers (over one block of dims or two), softmax and log_softmax and their
+// backward, layer norm and its backward, bmm, and the scatters of
+// functionalized view writes.
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -80,6 +81,31 @@ TEST(NativeBackendTest, FusesProducersIntoReductionsOverMiddleDims) {
   ExpectNativeMatchesReference(
       p->plan,
       {Filled({2, 3, 4, 5}, [](int64_t i) { return std::sin(0.1 * i); })});
+}
+
+// Reductions over two blocks of dims, the first leading ([N, C, L] over N
+// and L: a bias's gradient), with and without a kept trailing block, and
+// amax; the producers fused.
+TEST(NativeBackendTest, FusesProducersIntoReductionsOverTwoBlocksOfDims) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "z", "meta": {"shape": [3, 4, 5, 6], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "e", "op": "aten.exp.default", "args": [{"node": "z"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "bias", "op": "aten.sum.dim_IntList", "args": [{"node": "e"}, {"ints": {"values": [0, 2, 3]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "t", "op": "aten.tanh.default", "args": [{"node": "z"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "avg", "op": "aten.mean.dim", "args": [{"node": "t"}, {"ints": {"values": [0, 2]}}, {"bool": true}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "s", "op": "aten.sin.default", "args": [{"node": "z"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "peak", "op": "aten.amax.default", "args": [{"node": "s"}, {"ints": {"values": [0, -1]}}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["bias", "avg", "peak"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 3);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  EXPECT_THAT(native.source(), HasSubstr("for (int64_t p = 0; p < 3; ++p)"));
+  ExpectNativeMatchesReference(
+      p->plan,
+      {Filled({3, 4, 5, 6}, [](int64_t i) { return std::sin(0.07 * i); })});
 }
 
 // The scatters of functionalized view writes: self copied into the

@@ -449,7 +449,8 @@ std::string GenerateKernels(const ResolvedGraph& g,
     const std::string value =
         absl::StrCat("static_cast<double>(", names[r.input], ")");
     const std::string scale =
-        r.mean ? absl::StrCat(" / static_cast<double>(", r.reduced, ")") : "";
+        r.mean ? absl::StrCat(" / static_cast<double>(", r.pre * r.reduced, ")")
+               : "";
     // How a value joins its accumulator (a sum vectorizes; a max, whose
     // NaN must win, stays in order).
     auto accumulate = [&](const std::string& acc) {
@@ -460,13 +461,22 @@ std::string GenerateKernels(const ResolvedGraph& g,
                    : absl::StrCat("    ", acc, " += ", value, ";\n");
     };
     const char* init = r.max ? "-__builtin_inf()" : "0";
-    if (r.inner == 1) {  // Each output element sums a contiguous run.
+    // A leading reduced block, when there are two: one more loop, and the
+    // row index `po` in place of `o`.
+    const std::string pre_loop =
+        r.pre > 1
+            ? absl::StrCat("    for (int64_t p = 0; p < ", r.pre, "; ++p) {\n")
+            : "";
+    const std::string pre_end = r.pre > 1 ? "    }\n" : "";
+    const std::string row =
+        r.pre > 1 ? absl::StrCat("(p * ", r.outer, " + o)") : "o";
+    if (r.inner == 1) {  // Each output element sums contiguous runs.
       absl::StrAppend(&out, "  (void)n;\n  for (int64_t o = 0; o < ", r.outer,
-                      "; ++o) {\n", "    double acc = ", init, ";\n",
+                      "; ++o) {\n", "    double acc = ", init, ";\n", pre_loop,
                       r.max ? "" : "#pragma omp simd reduction(+ : acc)\n",
                       "    for (int64_t c = 0; c < ", r.reduced, "; ++c) {\n",
-                      "    const int64_t i = o * ", r.reduced, " + c;\n", body,
-                      accumulate("acc"), "    }\n",
+                      "    const int64_t i = ", row, " * ", r.reduced,
+                      " + c;\n", body, accumulate("acc"), "    }\n", pre_end,
                       "    out[o] = static_cast<C>(acc", scale,
                       ");\n  }\n}\n\n");
     } else {  // Rows of `inner` accumulated, vectorized across the row.
@@ -474,13 +484,13 @@ std::string GenerateKernels(const ResolvedGraph& g,
           &out, "  (void)n;\n  double* acc = new double[", r.inner, "];\n",
           "  for (int64_t o = 0; o < ", r.outer, "; ++o) {\n",
           "    for (int64_t c = 0; c < ", r.inner, "; ++c) acc[c] = ", init,
-          ";\n", "    for (int64_t r = 0; r < ", r.reduced, "; ++r) {\n",
-          "#pragma omp simd\n    for (int64_t c = 0; c < ", r.inner,
-          "; ++c) {\n", "    const int64_t i = (o * ", r.reduced, " + r) * ",
-          r.inner, " + c;\n", body, accumulate("acc[c]"), "    }\n    }\n",
-          "    for (int64_t c = 0; c < ", r.inner, "; ++c) out[o * ", r.inner,
-          " + c] = static_cast<C>(acc[c]", scale, ");\n  }\n",
-          "  delete[] acc;\n}\n\n");
+          ";\n", pre_loop, "    for (int64_t r = 0; r < ", r.reduced,
+          "; ++r) {\n", "#pragma omp simd\n    for (int64_t c = 0; c < ",
+          r.inner, "; ++c) {\n", "    const int64_t i = (", row, " * ",
+          r.reduced, " + r) * ", r.inner, " + c;\n", body, accumulate("acc[c]"),
+          "    }\n    }\n", pre_end, "    for (int64_t c = 0; c < ", r.inner,
+          "; ++c) out[o * ", r.inner, " + c] = static_cast<C>(acc[c]", scale,
+          ");\n  }\n", "  delete[] acc;\n}\n\n");
     }
   }
   return out;

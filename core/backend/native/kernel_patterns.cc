@@ -47,17 +47,19 @@ std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
       reduced[w] = true;
     }
   }
-  // The reduced dims must be one block [first, last): the input is then
-  // [outer, reduced, inner] in memory.
-  int64_t first = 0;
-  while (first < in.dim() && !reduced[first]) ++first;
-  int64_t last = first;
-  while (last < in.dim() && reduced[last]) ++last;
-  for (int64_t d = last; d < in.dim(); ++d) {
-    if (reduced[d]) return std::nullopt;
-  }
-  for (int64_t d = 0; d < in.dim(); ++d) {
-    (d < first ? r.outer : d < last ? r.reduced : r.inner) *= in.shape[d];
+  // The reduced dims must be at most two blocks, the first of them leading:
+  // the input is then [pre, outer, reduced, inner] in memory, pre and
+  // reduced summed over (as a bias's gradient sums [N, C, L] over N and L).
+  int64_t d = 0;
+  for (; d < in.dim() && reduced[d]; ++d) r.pre *= in.shape[d];
+  for (; d < in.dim() && !reduced[d]; ++d) r.outer *= in.shape[d];
+  for (; d < in.dim() && reduced[d]; ++d) r.reduced *= in.shape[d];
+  for (; d < in.dim() && !reduced[d]; ++d) r.inner *= in.shape[d];
+  if (d < in.dim()) return std::nullopt;
+  if (r.reduced == 1) {  // At most one block, leading: [reduced, inner].
+    r.inner *= r.outer;
+    r.outer = 1;
+    std::swap(r.pre, r.reduced);
   }
   return r;
 }

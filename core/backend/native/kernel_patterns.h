@@ -23,13 +23,15 @@ namespace aotcache {
 bool ScalarLike(const Meta& m);
 
 // A sum, mean or amax over a contiguous floating tensor of consecutive
-// dims: the input is [outer, reduced, inner] and out[o, c] = sum (or max)
-// over r of in[o, r, c], accumulated in double as the runtime's kernel
-// does (amax: from -inf, NaN if any element is NaN).
+// dims, or of two blocks of them the first of which leads: the input is
+// [pre, outer, reduced, inner] and out[o, c] = sum (or max) over p and r of
+// in[p, o, r, c], accumulated in double as the runtime's kernel does (amax:
+// from -inf, NaN if any element is NaN). pre is 1 unless the reduced dims
+// are two blocks.
 struct Reduction {
   bool mean = false;
   bool max = false;
-  int64_t outer = 1, reduced = 1, inner = 1;
+  int64_t pre = 1, outer = 1, reduced = 1, inner = 1;
   int input = -1;  // Value id.
 };
 std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
