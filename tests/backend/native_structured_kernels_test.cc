@@ -1,7 +1,7 @@
 // The native backend's kernels that are not plain elementwise loops, each
 // against the runtime's kernels on a one-off graph: reductions with their
-// producers (over one block of dims or two), softmax and log_softmax and their
-// backward, layer norm and its backward, bmm, and the scatters of
+// producers (over one block of dims or two), cat, softmax and log_softmax and
+// their backward, layer norm and its backward, bmm, and the scatters of
 // functionalized view writes.
 #include <cmath>
 #include <limits>
@@ -106,6 +106,33 @@ TEST(NativeBackendTest, FusesProducersIntoReductionsOverTwoBlocksOfDims) {
   ExpectNativeMatchesReference(
       p->plan,
       {Filled({3, 4, 5, 6}, [](int64_t i) { return std::sin(0.07 * i); })});
+}
+
+// cat: each part copied into its columns of the result, along a middle
+// dim, along the first, with a part repeated and with an empty part (which
+// the runtime's kernel skips); int64 too.
+TEST(NativeBackendTest, ACatCopiesEachPartIntoItsColumns) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "a", "meta": {"shape": [2, 3, 4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "b", "meta": {"shape": [2, 5, 4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "e", "meta": {"shape": [0], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "i", "meta": {"shape": [3], "dtype": "DTYPE_INT64", "is_leaf": true}}],
+    "nodes": [
+      {"name": "mid", "op": "aten.cat.default", "args": [{"nodes": {"names": ["a", "b", "e", "a"]}}, {"int": -2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "first", "op": "aten.cat.default", "args": [{"nodes": {"names": ["mid", "mid"]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "ints", "op": "aten.cat.default", "args": [{"nodes": {"names": ["i", "i"]}}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["mid", "first", "ints"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 3);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  ExpectNativeMatchesReference(
+      p->plan, {Filled({2, 3, 4}, [](int64_t i) { return i + 0.5; }),
+                Filled({2, 5, 4}, [](int64_t i) { return -i - 0.25; }),
+                Filled({0}, [](int64_t i) { return 0.0; }),
+                Filled(
+                    {3}, [](int64_t i) { return 7.0 * i; }, v1::DTYPE_INT64)});
 }
 
 // The scatters of functionalized view writes: self copied into the

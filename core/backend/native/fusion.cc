@@ -217,6 +217,15 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
       groups.push_back(std::move(group));
       continue;
     }
+    if (ConcatOf(g, node).has_value()) {
+      FusedGroup group;
+      group.concat = true;
+      group.nodes = {static_cast<int>(n)};
+      group.inputs = node.args[0].values;  // By position: a part may repeat.
+      group.outputs = {node.results[0]};
+      groups.push_back(std::move(group));
+      continue;
+    }
     if (ScatterOf(g, node).has_value()) {
       FusedGroup group;
       group.scatter = true;
@@ -369,6 +378,11 @@ std::string GenerateKernels(const ResolvedGraph& g,
     if (group.scatter) {
       absl::StrAppend(
           &out, ScatterSource(*ScatterOf(g, g.nodes[group.nodes[0]])), "}\n\n");
+      continue;
+    }
+    if (group.concat) {
+      absl::StrAppend(&out, ConcatSource(*ConcatOf(g, g.nodes[group.nodes[0]])),
+                      "}\n\n");
       continue;
     }
     if (group.layer_norm) {

@@ -352,4 +352,42 @@ std::optional<MseLossShape> MseLossOf(const ResolvedGraph& g,
   return s;
 }
 
+std::optional<ConcatShape> ConcatOf(const ResolvedGraph& g,
+                                    const ResolvedNode& node) {
+  if (node.op->qualified_name != "aten.cat.default" ||
+      node.args[0].kind != BoundArg::Kind::kTensorList) {
+    return std::nullopt;
+  }
+  const Meta& out = g.values[node.results[0]].meta;
+  if (!Plain(out, out.dtype) || out.dim() == 0) return std::nullopt;
+  int64_t dim =
+      node.args.size() > 1 && node.args[1].kind == BoundArg::Kind::kInt
+          ? node.args[1].i
+          : 0;
+  if (dim < 0) dim += out.dim();
+  if (dim < 0 || dim >= out.dim()) return std::nullopt;
+  ConcatShape s;
+  s.row = 1;
+  int64_t inner = 1;
+  for (int64_t d = 0; d < out.dim(); ++d) {
+    (d < dim ? s.outer : d > dim ? inner : s.row) *= out.shape[d];
+  }
+  s.row *= inner;
+  int64_t total = 0;
+  for (int v : node.args[0].values) {
+    const Meta& part = g.values[v].meta;
+    if (!Plain(part, out.dtype)) return std::nullopt;
+    const int64_t width =
+        part.numel() == 0 ? 0 : part.shape[dim] * inner;  // [0]: skipped.
+    if (part.numel() != 0 &&
+        (part.dim() != out.dim() || part.numel() != s.outer * width)) {
+      return std::nullopt;
+    }
+    s.widths.push_back(width);
+    total += width;
+  }
+  if (out.numel() != 0 && total != s.row) return std::nullopt;
+  return s;
+}
+
 }  // namespace aotcache

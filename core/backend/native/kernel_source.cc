@@ -174,6 +174,8 @@ const char* CppTypeName(DType d) {
       return "double";
     case v1::DTYPE_BOOL:
       return "bool";
+    case v1::DTYPE_INT64:
+      return "int64_t";
     default:
       return "float";
   }
@@ -432,6 +434,23 @@ std::string ScatterSource(const ScatterShape& s) {
       StridedCopy(s.shape, contiguous, 0, s.self_strides, "out", "self"),
       StridedCopy(s.view_shape, s.view_strides, s.view_offset, s.src_strides,
                   "out", "src"));
+}
+
+std::string ConcatSource(const ConcatShape& s) {
+  std::string out =
+      "  (void)n;\n  C* __restrict out = static_cast<C*>(outputs[0]);\n";
+  int64_t at = 0;
+  for (size_t k = 0; k < s.widths.size(); ++k) {
+    const int64_t w = s.widths[k];
+    if (w > 0) {
+      absl::StrAppend(&out, "  for (int64_t o = 0; o < ", s.outer,
+                      "; ++o) __builtin_memcpy(out + o * ", s.row, " + ", at,
+                      ", static_cast<const C*>(inputs[", k, "]) + o * ", w,
+                      ", ", w, " * sizeof(C));\n");
+    }
+    at += w;
+  }
+  return out;
 }
 
 std::string MseLossSource(const MseLossShape& s) {

@@ -102,6 +102,15 @@ struct ScatterShape {
 };
 std::string ScatterSource(const ScatterShape& shape);
 
+// cat of contiguous parts into a contiguous result of their dtype, seen as
+// `outer` rows of `row` elements: part k fills `widths[k]` elements of each
+// row, after the parts before it (an empty part has width 0).
+struct ConcatShape {
+  int64_t outer = 1, row = 0;
+  std::vector<int64_t> widths;
+};
+std::string ConcatSource(const ConcatShape& shape);
+
 // native_layer_norm over rows of `cols`: inputs x, then the weight and the
 // bias when present; outputs the result, mean and rstd. In double, as the
 // runtime's kernel.
