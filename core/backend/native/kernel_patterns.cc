@@ -367,7 +367,6 @@ std::optional<ConcatShape> ConcatOf(const ResolvedGraph& g,
   if (dim < 0) dim += out.dim();
   if (dim < 0 || dim >= out.dim()) return std::nullopt;
   ConcatShape s;
-  s.row = 1;
   int64_t inner = 1;
   for (int64_t d = 0; d < out.dim(); ++d) {
     (d < dim ? s.outer : d > dim ? inner : s.row) *= out.shape[d];

@@ -106,7 +106,7 @@ std::string ScatterSource(const ScatterShape& shape);
 // `outer` rows of `row` elements: part k fills `widths[k]` elements of each
 // row, after the parts before it (an empty part has width 0).
 struct ConcatShape {
-  int64_t outer = 1, row = 0;
+  int64_t outer = 1, row = 1;
   std::vector<int64_t> widths;
 };
 std::string ConcatSource(const ConcatShape& shape);
