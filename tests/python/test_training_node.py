@@ -1,9 +1,11 @@
 """Training mode's autograd node (_native.TrainingStep, in C++): what a C++
 node must get right beyond the scenarios' values: its backward runs without
-the GIL, on torch's engine, also twice, and when the daemon is gone."""
+the GIL, on torch's engine, also twice, and when the daemon is gone; and it
+refuses inputs its plan does not describe."""
 
 import threading
 
+import pytest
 import torch
 
 from aotcache.torch import aot_function
@@ -76,3 +78,12 @@ def test_a_backward_first_needed_after_the_daemon_is_gone_is_compiled_here(own_d
     twin = w.detach().clone().requires_grad_()
     f(x, twin).backward()
     torch.testing.assert_close(w.grad, twin.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_a_training_step_refuses_inputs_that_do_not_match_its_plan(daemon):
+    g = aot_function(layer, server=daemon)
+    x, w = torch.randn(4, 16), torch.randn(16, 8, requires_grad=True)
+    g(x, w)
+    step = next(iter(g._compiled.values())).entry.step
+    with pytest.raises(ValueError, match="takes 2 inputs, not 1"):
+        step.run([x], [x])

@@ -2,6 +2,8 @@
 
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "client/python/native/status_error.h"
@@ -122,6 +124,11 @@ class CompiledStep : public torch::autograd::Function<CompiledStep> {
             {args.begin(), args.begin() + num_saved},
             {args.begin() + num_saved, args.end()});
     Check(result.status());
+    if (result->inputs.size() != plan.member.size()) {
+      throw std::runtime_error(
+          "the backward returned " + std::to_string(result->inputs.size()) +
+          " input gradients, not " + std::to_string(plan.member.size()));
+    }
 
     // None for the step and the memory, then one per differentiable input.
     variable_list out(2);
@@ -146,6 +153,11 @@ std::vector<at::Tensor> RunTraining(
   // Recorded whatever the caller's grad mode: the function's own
   // enable_grad regions made outputs that require grad (the epilogue
   // detaches those that must not).
+  if (inputs.size() != step->plan.member.size()) {
+    throw std::invalid_argument(
+        "the training step takes " + std::to_string(step->plan.member.size()) +
+        " inputs, not " + std::to_string(inputs.size()));
+  }
   at::AutoGradMode enable_grad(true);
   return CompiledStep::apply(step, Memory{inputs},
                              at::TensorList(differentiable));
