@@ -83,11 +83,11 @@ TorchResult ToTorch(const Tensor& t, const std::vector<Tensor>& args,
   // Over the runtime's memory from the view's first element, as DLPack
   // hands memory over; the deleter owns a Tensor (a reference to the
   // runtime's storage).
+  const at::TensorOptions options = at::dtype(ScalarTypeOf(t.dtype()));
   auto* owner = new Tensor(t);
   return {at::from_blob(
       t.storage_data() + m.offset * ItemSize(t.dtype()), m.shape, m.stride,
-      [owner](void*) { delete owner; },
-      at::TensorOptions().dtype(ScalarTypeOf(t.dtype())))};
+      [owner](void*) { delete owner; }, options)};
 }
 
 }  // namespace aotcache
