@@ -1,7 +1,7 @@
 // The native backend's kernels that are not plain elementwise loops, each
 // against the runtime's kernels on a one-off graph: reductions with their
-// producers (over one block of dims or two), cat, softmax and log_softmax and
-// their backward, layer norm and its backward, bmm, and the scatters of
+// producers (over one block of dims or two), cat, dot, softmax and log_softmax
+// and their backward, layer norm and its backward, bmm, and the scatters of
 // functionalized view writes.
 #include <cmath>
 #include <limits>
@@ -133,6 +133,31 @@ TEST(NativeBackendTest, ACatCopiesEachPartIntoItsColumns) {
                 Filled({0}, [](int64_t i) { return 0.0; }),
                 Filled(
                     {3}, [](int64_t i) { return 7.0 * i; }, v1::DTYPE_INT64)});
+}
+
+// dot: two vectors read through their strides (a column of a matrix),
+// accumulated in double; one vector with itself.
+TEST(NativeBackendTest, ADotReadsItsVectorsThroughTheirStrides) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "m", "meta": {"shape": [5, 4], "dtype": "DTYPE_FLOAT64", "is_leaf": true}},
+               {"name": "v", "meta": {"shape": [5], "dtype": "DTYPE_FLOAT64", "is_leaf": true}}],
+    "nodes": [
+      {"name": "col", "op": "aten.select.int", "args": [{"node": "m"}, {"int": 1}, {"int": 2}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "d", "op": "aten.dot.default", "args": [{"node": "col"}, {"node": "v"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "norm2", "op": "aten.dot.default", "args": [{"node": "v"}, {"node": "v"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["d", "norm2"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 2);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  ExpectNativeMatchesReference(
+      p->plan,
+      {Filled(
+           {5, 4}, [](int64_t i) { return std::sin(0.3 * i); },
+           v1::DTYPE_FLOAT64),
+       Filled(
+           {5}, [](int64_t i) { return 1.5 - i; }, v1::DTYPE_FLOAT64)});
 }
 
 // The scatters of functionalized view writes: self copied into the

@@ -217,6 +217,15 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
       groups.push_back(std::move(group));
       continue;
     }
+    if (DotOf(g, node).has_value()) {
+      FusedGroup group;
+      group.dot = true;
+      group.nodes = {static_cast<int>(n)};
+      group.inputs = {node.args[0].values[0], node.args[1].values[0]};
+      group.outputs = {node.results[0]};
+      groups.push_back(std::move(group));
+      continue;
+    }
     if (ConcatOf(g, node).has_value()) {
       FusedGroup group;
       group.concat = true;
@@ -378,6 +387,11 @@ std::string GenerateKernels(const ResolvedGraph& g,
     if (group.scatter) {
       absl::StrAppend(
           &out, ScatterSource(*ScatterOf(g, g.nodes[group.nodes[0]])), "}\n\n");
+      continue;
+    }
+    if (group.dot) {
+      absl::StrAppend(&out, DotSource(*DotOf(g, g.nodes[group.nodes[0]])),
+                      "}\n\n");
       continue;
     }
     if (group.concat) {

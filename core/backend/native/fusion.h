@@ -52,12 +52,14 @@ struct FusedGroup {
   bool mse_loss = false;
   // One cat: a copy of each part into its columns of the result.
   bool concat = false;
+  // One dot of two vectors, read through their strides.
+  bool dot = false;
 
   // Generated for its operands' layouts, not elementwise over contiguous
   // operands of its output's size.
   bool any_layout() const {
     return matmul || reduction || strided || softmax || layer_norm ||
-           layer_norm_backward || scatter || mse_loss || concat;
+           layer_norm_backward || scatter || mse_loss || concat || dot;
   }
 };
 

@@ -389,4 +389,26 @@ std::optional<ConcatShape> ConcatOf(const ResolvedGraph& g,
   return s;
 }
 
+std::optional<DotShape> DotOf(const ResolvedGraph& g,
+                              const ResolvedNode& node) {
+  if (node.op->qualified_name != "aten.dot.default" ||
+      node.args[0].kind != BoundArg::Kind::kTensor ||
+      node.args[1].kind != BoundArg::Kind::kTensor) {
+    return std::nullopt;
+  }
+  const Meta& a = g.values[node.args[0].values[0]].meta;
+  const Meta& b = g.values[node.args[1].values[0]].meta;
+  const Meta& out = g.values[node.results[0]].meta;
+  if (!IsFloating(out.dtype) || !Plain(out, out.dtype) || out.numel() != 1 ||
+      a.dtype != out.dtype || b.dtype != out.dtype || a.dim() != 1 ||
+      b.dim() != 1 || a.shape != b.shape) {
+    return std::nullopt;
+  }
+  DotShape s;
+  s.n = a.shape[0];
+  s.a_stride = a.stride[0];
+  s.b_stride = b.stride[0];
+  return s;
+}
+
 }  // namespace aotcache

@@ -2,7 +2,7 @@
 // kernels compute, and the shape of that kernel. Elementwise operands,
 // reductions over leading or trailing dims, matrix products BLAS can read,
 // softmax and log_softmax over the last dim and their backward, layer norm
-// and its backward, mse_loss, scatters and cat. Each says no for
+// and its backward, mse_loss, scatters, cat and dot. Each says no for
 // another op or for layouts its kernel does not take; the runtime's own
 // kernel runs such a node.
 // Thread-safety: pure functions.
@@ -62,6 +62,9 @@ std::optional<MseLossShape> MseLossOf(const ResolvedGraph& g,
 // floating or bool and broadcasting to the view's shape.
 std::optional<ScatterShape> ScatterOf(const ResolvedGraph& g,
                                       const ResolvedNode& node);
+
+// dot(a, b) of floating vectors of the result's dtype, any strides.
+std::optional<DotShape> DotOf(const ResolvedGraph& g, const ResolvedNode& node);
 
 // cat(tensors, dim) of contiguous parts of the result's dtype (any dtype)
 // into a contiguous result; empty parts are skipped, as the runtime's

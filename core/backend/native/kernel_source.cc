@@ -436,6 +436,18 @@ std::string ScatterSource(const ScatterShape& s) {
                   "out", "src"));
 }
 
+std::string DotSource(const DotShape& s) {
+  return absl::StrCat(
+      "  (void)n;\n  const C* __restrict a = static_cast<const "
+      "C*>(inputs[0]);\n",
+      "  const C* __restrict b = static_cast<const C*>(inputs[1]);\n",
+      "  double acc = 0;\n#pragma omp simd reduction(+ : acc)\n",
+      "  for (int64_t i = 0; i < ", s.n, "; ++i) {\n",
+      "    acc += static_cast<double>(a[i * ", s.a_stride,
+      "]) * static_cast<double>(b[i * ", s.b_stride, "]);\n  }\n",
+      "  static_cast<C*>(outputs[0])[0] = static_cast<C>(acc);\n");
+}
+
 std::string ConcatSource(const ConcatShape& s) {
   std::string out =
       "  (void)n;\n  C* __restrict out = static_cast<C*>(outputs[0]);\n";

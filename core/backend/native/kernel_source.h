@@ -88,6 +88,14 @@ struct MseLossShape {
 };
 std::string MseLossSource(const MseLossShape& shape);
 
+// dot(a, b) of two vectors of `n` elements read through their strides,
+// into one element: in double, as the runtime's kernel.
+struct DotShape {
+  int64_t n = 0;
+  int64_t a_stride = 1, b_stride = 1;
+};
+std::string DotSource(const DotShape& shape);
+
 // select_scatter, slice_scatter and as_strided_scatter into a contiguous
 // result of `shape`: self (input 0, of that shape, read through
 // `self_strides`) copied, then src (input 1, read through `src_strides`
