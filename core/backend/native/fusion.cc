@@ -179,83 +179,58 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     }
     groups.push_back(std::move(group));
   }
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const ResolvedNode& node = g.nodes[n];
-    if (!BlasMatmul(g, node)) continue;
+  // The nodes with kernels of their own kind: one group each, of `kind`,
+  // reading `inputs` (by position), writing the node's results.
+  auto single = [&](size_t n, bool FusedGroup::*kind, std::vector<int> inputs) {
     FusedGroup group;
-    group.matmul = true;
+    group.*kind = true;
     group.nodes = {static_cast<int>(n)};
-    for (const BoundArg& a : node.args) {
-      if (a.kind == BoundArg::Kind::kTensor)
-        group.inputs.push_back(a.values[0]);
-    }
-    group.outputs = {node.results[0]};
+    group.inputs = std::move(inputs);
+    group.outputs = g.nodes[n].results;
     groups.push_back(std::move(group));
-  }
+  };
+  auto tensor = [&](const ResolvedNode& node, int k) {
+    return node.args[k].values[0];
+  };
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
-    std::optional<SoftmaxShape> softmax = SoftmaxOf(g, node);
-    if (!softmax.has_value()) continue;
-    FusedGroup group;
-    group.softmax = true;
-    group.nodes = {static_cast<int>(n)};
-    group.inputs = {node.args[0].values[0]};
-    if (softmax->backward) group.inputs.push_back(node.args[1].values[0]);
-    group.outputs = {node.results[0]};
-    groups.push_back(std::move(group));
-  }
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const ResolvedNode& node = g.nodes[n];
-    if (std::optional<MseLossShape> mse = MseLossOf(g, node)) {
-      FusedGroup group;
-      group.mse_loss = true;
-      group.nodes = {static_cast<int>(n)};
-      for (int k = 0; k < (mse->backward ? 3 : 2); ++k) {
-        group.inputs.push_back(node.args[k].values[0]);
+    if (BlasMatmul(g, node)) {
+      std::vector<int> inputs;
+      for (const BoundArg& a : node.args) {
+        if (a.kind == BoundArg::Kind::kTensor) inputs.push_back(a.values[0]);
       }
-      group.outputs = {node.results[0]};
-      groups.push_back(std::move(group));
-      continue;
+      single(n, &FusedGroup::matmul, std::move(inputs));
+    } else if (std::optional<SoftmaxShape> softmax = SoftmaxOf(g, node)) {
+      single(n, &FusedGroup::softmax,
+             softmax->backward
+                 ? std::vector<int>{tensor(node, 0), tensor(node, 1)}
+                 : std::vector<int>{tensor(node, 0)});
+    } else if (std::optional<MseLossShape> mse = MseLossOf(g, node)) {
+      std::vector<int> inputs;
+      for (int k = 0; k < (mse->backward ? 3 : 2); ++k) {
+        inputs.push_back(tensor(node, k));
+      }
+      single(n, &FusedGroup::mse_loss, std::move(inputs));
+    } else if (DotOf(g, node).has_value()) {
+      single(n, &FusedGroup::dot, {tensor(node, 0), tensor(node, 1)});
+    } else if (ConcatOf(g, node).has_value()) {
+      // By position: a part may repeat.
+      single(n, &FusedGroup::concat, node.args[0].values);
+    } else if (ScatterOf(g, node).has_value()) {
+      single(n, &FusedGroup::scatter, {tensor(node, 0), tensor(node, 1)});
+    } else {
+      const bool forward = LayerNormOf(g, node).has_value();
+      if (!forward && !LayerNormBackwardOf(g, node).has_value()) continue;
+      std::vector<int> inputs;
+      for (int k : forward ? std::vector<int>{0, 2, 3}
+                           : std::vector<int>{0, 1, 3, 4, 5}) {
+        if (!node.args[k].is_none()) inputs.push_back(tensor(node, k));
+      }
+      single(
+          n,
+          forward ? &FusedGroup::layer_norm : &FusedGroup::layer_norm_backward,
+          std::move(inputs));
     }
-    if (DotOf(g, node).has_value()) {
-      FusedGroup group;
-      group.dot = true;
-      group.nodes = {static_cast<int>(n)};
-      group.inputs = {node.args[0].values[0], node.args[1].values[0]};
-      group.outputs = {node.results[0]};
-      groups.push_back(std::move(group));
-      continue;
-    }
-    if (ConcatOf(g, node).has_value()) {
-      FusedGroup group;
-      group.concat = true;
-      group.nodes = {static_cast<int>(n)};
-      group.inputs = node.args[0].values;  // By position: a part may repeat.
-      group.outputs = {node.results[0]};
-      groups.push_back(std::move(group));
-      continue;
-    }
-    if (ScatterOf(g, node).has_value()) {
-      FusedGroup group;
-      group.scatter = true;
-      group.nodes = {static_cast<int>(n)};
-      group.inputs = {node.args[0].values[0], node.args[1].values[0]};
-      group.outputs = {node.results[0]};
-      groups.push_back(std::move(group));
-      continue;
-    }
-    const bool forward = LayerNormOf(g, node).has_value();
-    if (!forward && !LayerNormBackwardOf(g, node).has_value()) continue;
-    FusedGroup group;
-    (forward ? group.layer_norm : group.layer_norm_backward) = true;
-    group.nodes = {static_cast<int>(n)};
-    for (int k : forward ? std::vector<int>{0, 2, 3}
-                         : std::vector<int>{0, 1, 3, 4, 5}) {
-      if (!node.args[k].is_none())
-        group.inputs.push_back(node.args[k].values[0]);
-    }
-    group.outputs = node.results;
-    groups.push_back(std::move(group));
   }
   return groups;
 }
@@ -374,49 +349,33 @@ std::string GenerateKernels(const ResolvedGraph& g,
                     "(const void* const* inputs, void* const* outputs, "
                     "int64_t n) {\n",
                     "  using C = ", c, ";\n");
+    // A node with a kernel of its own kind.
+    const ResolvedNode& first = g.nodes[group.nodes[0]];
+    std::string own;
     if (group.softmax) {
-      absl::StrAppend(
-          &out, SoftmaxSource(*SoftmaxOf(g, g.nodes[group.nodes[0]])), "}\n\n");
-      continue;
-    }
-    if (group.mse_loss) {
-      absl::StrAppend(
-          &out, MseLossSource(*MseLossOf(g, g.nodes[group.nodes[0]])), "}\n\n");
-      continue;
-    }
-    if (group.scatter) {
-      absl::StrAppend(
-          &out, ScatterSource(*ScatterOf(g, g.nodes[group.nodes[0]])), "}\n\n");
-      continue;
-    }
-    if (group.dot) {
-      absl::StrAppend(&out, DotSource(*DotOf(g, g.nodes[group.nodes[0]])),
-                      "}\n\n");
-      continue;
-    }
-    if (group.concat) {
-      absl::StrAppend(&out, ConcatSource(*ConcatOf(g, g.nodes[group.nodes[0]])),
-                      "}\n\n");
-      continue;
-    }
-    if (group.layer_norm) {
-      absl::StrAppend(&out,
-                      LayerNormSource(*LayerNormOf(g, g.nodes[group.nodes[0]])),
-                      "}\n\n");
-      continue;
-    }
-    if (group.layer_norm_backward) {
-      const ResolvedNode& node = g.nodes[group.nodes[0]];
-      LayerNormBackwardShape s = *LayerNormBackwardOf(g, node);
+      own = SoftmaxSource(*SoftmaxOf(g, first));
+    } else if (group.mse_loss) {
+      own = MseLossSource(*MseLossOf(g, first));
+    } else if (group.scatter) {
+      own = ScatterSource(*ScatterOf(g, first));
+    } else if (group.dot) {
+      own = DotSource(*DotOf(g, first));
+    } else if (group.concat) {
+      own = ConcatSource(*ConcatOf(g, first));
+    } else if (group.layer_norm) {
+      own = LayerNormSource(*LayerNormOf(g, first));
+    } else if (group.layer_norm_backward) {
+      LayerNormBackwardShape s = *LayerNormBackwardOf(g, first);
       // A result the mask leaves out is computed all the same if read.
-      for (int r = 0; r < 3; ++r) s.mask[r] |= read[node.results[r]];
-      absl::StrAppend(&out, LayerNormBackwardSource(s), "}\n\n");
-      continue;
+      for (int r = 0; r < 3; ++r) s.mask[r] |= read[first.results[r]];
+      own = LayerNormBackwardSource(s);
+    } else if (group.matmul) {
+      own =
+          absl::StrCat("  (void)n;\n  C* out = static_cast<C*>(outputs[0]);\n",
+                       GemmSource(GemmOf(g, first)));
     }
-    if (group.matmul) {
-      absl::StrAppend(&out,
-                      "  (void)n;\n  C* out = static_cast<C*>(outputs[0]);\n",
-                      GemmSource(GemmOf(g, g.nodes[group.nodes[0]])), "}\n\n");
+    if (!own.empty()) {
+      absl::StrAppend(&out, own, "}\n\n");
       continue;
     }
     std::optional<Reduction> reduction;
