@@ -2,9 +2,10 @@
 // them together): the formula of each elementwise op, the preamble every
 // source starts with (vector math through libmvec, CBLAS), number literals,
 // and the bodies of the kernels that are not elementwise loops (matrix
-// products through BLAS, softmax, layer norm). Bodies run inside `extern
-// "C" void k(const void* const* inputs, void* const* outputs, int64_t n)`
-// with `using C = <the first output's type>;`.
+// products through BLAS; softmax, layer norm, scatters, dot, cat and
+// mse_loss in structured_sources.cc). Bodies run inside `extern "C" void
+// k(const void* const* inputs, void* const* outputs, int64_t n)` with
+// `using C = <the first output's type>;`.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
