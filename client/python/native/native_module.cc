@@ -128,16 +128,8 @@ std::shared_ptr<TrainingStep> MakeTrainingStep(
     plan.tangent_types.push_back(ScalarTypeOf(dtype));
   }
   plan.non_differentiable = std::move(non_differentiable);
-  // The node's outputs: new values of mutated inputs, user outputs, bases.
-  const int outputs =
-      num_mutated + static_cast<int>(plan.function_user.size()) + num_bases;
-  bool consistent =
-      plan.member.size() == plan.mutated_data.size() &&
-      plan.tangent_shapes.size() == plan.tangent_positions.size() &&
-      plan.tangent_types.size() == plan.tangent_positions.size();
-  for (int p : plan.tangent_positions) consistent &= p >= -1 && p < outputs;
-  for (int p : plan.non_differentiable) consistent &= p >= 0 && p < outputs;
-  if (!consistent) throw py::value_error("an inconsistent training plan");
+  if (!plan.Consistent())
+    throw py::value_error("an inconsistent training plan");
   return step;
 }
 

@@ -146,6 +146,17 @@ class CompiledStep : public torch::autograd::Function<CompiledStep> {
 
 }  // namespace
 
+bool TrainingPlan::Consistent() const {
+  const int outputs =
+      num_mutated + static_cast<int>(function_user.size()) + num_bases;
+  bool consistent = member.size() == mutated_data.size() &&
+                    tangent_shapes.size() == tangent_positions.size() &&
+                    tangent_types.size() == tangent_positions.size();
+  for (int p : tangent_positions) consistent &= p >= -1 && p < outputs;
+  for (int p : non_differentiable) consistent &= p >= 0 && p < outputs;
+  return consistent;
+}
+
 std::vector<at::Tensor> RunTraining(
     const std::shared_ptr<const TrainingStep>& step,
     const std::vector<at::Tensor>& inputs,

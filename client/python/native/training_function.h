@@ -47,6 +47,11 @@ struct TrainingPlan {
   std::vector<at::ScalarType> tangent_types;
   // Node outputs no gradient flows back through.
   std::vector<int> non_differentiable;
+
+  // Whether the sizes agree and every position names one of the node's
+  // outputs (the new values of mutated inputs, the user outputs it
+  // returns, the bases).
+  bool Consistent() const;
 };
 
 struct TrainingStep {
