@@ -89,6 +89,8 @@ class CompiledEntry:
                                                      len(self.mutated)))
         self.training = native.mode == "training"
         self.members = {int(i) for sb in self.synthetic_bases for i in sb["inputs"]}
+        # The inputs that are not members of a synthetic base, by position.
+        self.non_members = [i for i in range(len(self.inputs)) if i not in self.members]
         # The user outputs the training node returns: not those that lie
         # in an input's memory (regenerated as views of the caller's tensor).
         self.function_user = [j for j, o in enumerate(self.outputs)
@@ -133,7 +135,7 @@ class CompiledEntry:
             # carries its gradient to them). Recorded whatever the caller's
             # grad mode (outputs that must not require grad are detached
             # below).
-            differentiable = [t for i, t in enumerate(inputs) if i not in self.members]
+            differentiable = [inputs[i] for i in self.non_members]
             bases = [_synthetic_base(inputs, sb) for sb in self.synthetic_bases]
             outs = self.step.run(inputs, differentiable + bases)
             k = len(self.mutated)
