@@ -3,12 +3,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/canonical_graph.h"
 #include "core/graph/validate.h"
 #include "core/status_macros.h"
 
 namespace aotcache {
-
-using Kind = BoundArg::Kind;
 
 GraphBuilder::GraphBuilder(const v1::Graph& original) {
   *out_.mutable_storages() = original.storages();
@@ -39,45 +38,6 @@ std::string GraphBuilder::FreshName(absl::string_view hint) {
   return name;
 }
 
-v1::Argument GraphBuilder::ToProto(const BoundArg& b) const {
-  v1::Argument a;
-  switch (b.kind) {
-    case Kind::kNone:
-      a.set_none(true);
-      break;
-    case Kind::kInt:
-      a.set_int_(b.i);
-      break;
-    case Kind::kFloat:
-      a.set_float_(b.f);
-      break;
-    case Kind::kBool:
-      a.set_bool_(b.b);
-      break;
-    case Kind::kString:
-      a.set_string(b.s);
-      break;
-    case Kind::kDevice:
-      a.set_device(b.s);
-      break;
-    case Kind::kInts:
-      a.mutable_ints();  // Set even when empty: [] is a value.
-      for (int64_t v : b.ints) a.mutable_ints()->add_values(v);
-      break;
-    case Kind::kDType:
-      a.set_dtype(b.dtype);
-      break;
-    case Kind::kTensor:
-      a.set_node(names_[b.values[0]]);
-      break;
-    case Kind::kTensorList:
-      a.mutable_nodes();
-      for (int v : b.values) a.mutable_nodes()->add_names(names_[v]);
-      break;
-  }
-  return a;
-}
-
 absl::StatusOr<std::vector<int>> GraphBuilder::Emit(
     const OpInfo& op, std::vector<BoundArg> args, bool grad_enabled,
     absl::string_view name_hint) {
@@ -89,12 +49,13 @@ absl::StatusOr<std::vector<int>> GraphBuilder::Emit(
   node->set_op(op.qualified_name);
   node->set_grad_mode(grad_enabled ? v1::GRAD_MODE_ENABLED
                                    : v1::GRAD_MODE_DISABLED);
+  auto name_of = [this](int v) -> const std::string& { return names_[v]; };
   for (size_t k = 0; k < args.size(); ++k) {
     const ArgSchema& s = op.schema.args[k];
     if (!s.kwarg_only) {
-      *node->add_args() = ToProto(args[k]);
+      *node->add_args() = ArgumentToProto(args[k], name_of);
     } else if (!args[k].is_none()) {
-      (*node->mutable_kwargs())[s.name] = ToProto(args[k]);
+      (*node->mutable_kwargs())[s.name] = ArgumentToProto(args[k], name_of);
     }
   }
   std::string base_name = node->name();

@@ -58,8 +58,6 @@ class GraphBuilder {
   absl::StatusOr<v1::Graph> Finish() &&;
 
  private:
-  v1::Argument ToProto(const BoundArg& b) const;
-
   v1::Graph out_;
   std::vector<std::string> names_;   // Per local value.
   std::vector<Meta> metas_;          // Per local value.

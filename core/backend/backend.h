@@ -1,5 +1,8 @@
 // The backend interface: a compiler from a functional graph to an Artifact.
 // Backends are stateless; their name and version enter the cache key.
+// A backend sees only the canonical form of a graph (canonical_graph.h):
+// names it made up, never the request's, so an artifact is a pure function
+// of the key's material and nothing a client wrote reaches generated source.
 // Thread-safety: Compile is const and may be called from several threads.
 #ifndef AOTCACHE_CORE_BACKEND_BACKEND_H_
 #define AOTCACHE_CORE_BACKEND_BACKEND_H_
@@ -30,8 +33,14 @@ class Backend {
   virtual ~Backend() = default;
   virtual absl::string_view name() const = 0;
   virtual absl::string_view version() const = 0;
-  // InvalidArgument for a graph the backend cannot compile.
-  virtual absl::StatusOr<v1::Artifact> Compile(
+  // Compiles the canonical form of `graph`. InvalidArgument for a graph the
+  // backend cannot compile, Internal for one that fails validation.
+  absl::StatusOr<v1::Artifact> Compile(const v1::Graph& graph,
+                                       const ArtifactSpec& spec) const;
+
+ protected:
+  // `graph` is canonical: CanonicalGraph of a graph that passed validation.
+  virtual absl::StatusOr<v1::Artifact> CompileCanonical(
       const v1::Graph& graph, const ArtifactSpec& spec) const = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include "core/analysis/view_and_mutation.h"
 #include "core/autodiff/joint_graph.h"
+#include "core/graph/canonical_graph.h"
 #include "core/status_macros.h"
 
 namespace aotcache {
@@ -29,11 +30,13 @@ absl::StatusOr<CompilePlan> PlanCompilation(const Analysis& a) {
   }
   if (a.mode == v1::MODE_TRAINING) {
     AOTCACHE_ASSIGN_OR_RETURN(JointGraphs joint, BuildJointGraphs(a));
-    plan.forward_graph = std::move(joint.forward);
+    AOTCACHE_ASSIGN_OR_RETURN(plan.forward_graph,
+                              CanonicalInternalGraph(joint.forward));
     plan.forward_spec.kind = v1::ARTIFACT_KIND_FORWARD;
     roles.set_num_saved(joint.num_saved);
     plan.forward_spec.convention = roles;
-    plan.backward_graph = std::move(joint.backward);
+    AOTCACHE_ASSIGN_OR_RETURN(plan.backward_graph,
+                              CanonicalInternalGraph(joint.backward));
     plan.backward_spec.kind = v1::ARTIFACT_KIND_BACKWARD;
     for (int i : joint.input_grad_output) {
       plan.backward_spec.convention.add_input_grad_output(i);
@@ -42,7 +45,9 @@ absl::StatusOr<CompilePlan> PlanCompilation(const Analysis& a) {
       plan.backward_spec.convention.add_synthetic_base_grad_output(i);
     }
   } else {
-    AOTCACHE_ASSIGN_OR_RETURN(plan.forward_graph, FunctionalGraph(a));
+    AOTCACHE_ASSIGN_OR_RETURN(v1::Graph functional, FunctionalGraph(a));
+    AOTCACHE_ASSIGN_OR_RETURN(plan.forward_graph,
+                              CanonicalInternalGraph(functional));
     plan.forward_spec.kind = v1::ARTIFACT_KIND_INFERENCE;
     plan.forward_spec.convention = roles;
   }

@@ -8,8 +8,14 @@
 
 namespace aotcache {
 
-absl::StatusOr<v1::Artifact> ReferenceBackend::Compile(
+absl::StatusOr<v1::Artifact> ReferenceBackend::CompileCanonical(
     const v1::Graph& graph, const ArtifactSpec& spec) const {
+  return CompileReferenceProgram(graph, spec);
+}
+
+absl::StatusOr<v1::Artifact> CompileReferenceProgram(const v1::Graph& graph,
+                                                     const ArtifactSpec& spec) {
+  const ReferenceBackend backend;
   v1::Graph optimized = EliminateDeadCode(EliminateCommonSubexpressions(graph));
   AOTCACHE_ASSIGN_OR_RETURN(v1::ReferenceProgram program,
                             PlanBuffers(std::move(optimized)));
@@ -17,8 +23,8 @@ absl::StatusOr<v1::Artifact> ReferenceBackend::Compile(
       ResolvedGraph resolved,
       ValidateGraph(program.graph(), InternalGraphLimits()));
   v1::Artifact artifact;
-  artifact.set_backend(std::string(name()));
-  artifact.set_backend_version(std::string(version()));
+  artifact.set_backend(std::string(backend.name()));
+  artifact.set_backend_version(std::string(backend.version()));
   artifact.set_kind(spec.kind);
   v1::CallingConvention* c = artifact.mutable_calling_convention();
   *c = spec.convention;

@@ -13,9 +13,16 @@ class ReferenceBackend final : public Backend {
  public:
   absl::string_view name() const override { return "reference"; }
   absl::string_view version() const override { return "1"; }
-  absl::StatusOr<v1::Artifact> Compile(const v1::Graph& graph,
-                                       const ArtifactSpec& spec) const override;
+
+ private:
+  absl::StatusOr<v1::Artifact> CompileCanonical(
+      const v1::Graph& graph, const ArtifactSpec& spec) const override;
 };
+
+// The reference artifact of a canonical graph: what CompileCanonical returns,
+// for backends that start from it.
+absl::StatusOr<v1::Artifact> CompileReferenceProgram(const v1::Graph& graph,
+                                                     const ArtifactSpec& spec);
 
 }  // namespace aotcache
 

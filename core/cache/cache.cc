@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
+#include "core/graph/canonical_graph.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
 #include "core/status_macros.h"
@@ -124,7 +125,7 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
   entry.set_key(a.key);
   entry.set_mode(a.analysis.mode);
   *entry.mutable_metadata() = plan.metadata;
-  *entry.mutable_graph() = request.graph;
+  *entry.mutable_graph() = CanonicalGraph(a.analysis.graph);
   *entry.mutable_options() = request.options;
   *entry.mutable_target() = request.target;
   entry.set_backend(std::string(backend_->name()));
@@ -240,7 +241,7 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
       rebuilt.set_key(key);
       rebuilt.set_mode(a.analysis.mode);
       *rebuilt.mutable_metadata() = plan.metadata;
-      *rebuilt.mutable_graph() = request->graph;
+      *rebuilt.mutable_graph() = CanonicalGraph(a.analysis.graph);
       *rebuilt.mutable_options() = request->options;
       *rebuilt.mutable_target() = request->target;
       rebuilt.set_backend(std::string(backend_->name()));

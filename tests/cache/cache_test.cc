@@ -55,7 +55,9 @@ class CountingBackend final : public Backend {
  public:
   absl::string_view name() const override { return inner_.name(); }
   absl::string_view version() const override { return inner_.version(); }
-  absl::StatusOr<v1::Artifact> Compile(
+
+ private:
+  absl::StatusOr<v1::Artifact> CompileCanonical(
       const v1::Graph& graph, const ArtifactSpec& spec) const override {
     if (spec.kind == v1::ARTIFACT_KIND_BACKWARD) {
       ++backward_compiles;
@@ -65,6 +67,8 @@ class CountingBackend final : public Backend {
     }
     return inner_.Compile(graph, spec);
   }
+
+ public:
   mutable std::atomic<int> forward_compiles{0};
   mutable std::atomic<int> backward_compiles{0};
   std::function<void()> hold_first;

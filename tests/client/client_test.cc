@@ -175,7 +175,9 @@ class OtherBuildBackend final : public Backend {
  public:
   absl::string_view name() const override { return inner_.name(); }
   absl::string_view version() const override { return inner_.version(); }
-  absl::StatusOr<v1::Artifact> Compile(
+
+ private:
+  absl::StatusOr<v1::Artifact> CompileCanonical(
       const v1::Graph& graph, const ArtifactSpec& spec) const override {
     absl::StatusOr<v1::Artifact> a = inner_.Compile(graph, spec);
     if (a.ok() && spec.kind == v1::ARTIFACT_KIND_BACKWARD) {

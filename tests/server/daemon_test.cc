@@ -349,7 +349,9 @@ class HeldBackend final : public Backend {
  public:
   absl::string_view name() const override { return inner_.name(); }
   absl::string_view version() const override { return inner_.version(); }
-  absl::StatusOr<v1::Artifact> Compile(
+
+ private:
+  absl::StatusOr<v1::Artifact> CompileCanonical(
       const v1::Graph& graph, const ArtifactSpec& spec) const override {
     if (!entered.HasBeenNotified()) {
       entered.Notify();
@@ -357,6 +359,8 @@ class HeldBackend final : public Backend {
     }
     return inner_.Compile(graph, spec);
   }
+
+ public:
   mutable absl::Notification entered;
   absl::Notification release;
 

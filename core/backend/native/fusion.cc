@@ -308,9 +308,9 @@ void EmitNode(const ResolvedGraph& g, const ResolvedNode& node,
 
 std::string GenerateKernels(const ResolvedGraph& g,
                             const std::vector<FusedGroup>& groups) {
-  auto name = [&](int n) {
-    return g.graph->nodes(g.nodes[n].proto_index).name();
-  };
+  // Nodes are named by their index, never by the graph's names: nothing of
+  // a request reaches the source (backend.h).
+  auto name = [](size_t n) { return absl::StrCat("node ", n); };
   // Nodes that compute data outside the kernels (views cost nothing): what
   // the runtime's own kernels run, named for the reader.
   std::vector<bool> in_kernel(g.nodes.size(), false);

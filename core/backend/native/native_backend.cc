@@ -106,10 +106,10 @@ absl::Status NativeBackend::CheckToolchain(const v1::Target& target) const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::Artifact> NativeBackend::Compile(
+absl::StatusOr<v1::Artifact> NativeBackend::CompileCanonical(
     const v1::Graph& graph, const ArtifactSpec& spec) const {
   AOTCACHE_ASSIGN_OR_RETURN(v1::Artifact artifact,
-                            ReferenceBackend().Compile(graph, spec));
+                            CompileReferenceProgram(graph, spec));
   v1::NativeProgram native;
   if (!native.mutable_program()->ParseFromString(artifact.payload())) {
     return absl::InternalError("the reference program does not parse");

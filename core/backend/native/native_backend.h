@@ -31,12 +31,13 @@ class NativeBackend final : public Backend {
 
   absl::string_view name() const override { return "native"; }
   absl::string_view version() const override { return version_; }
-  // Internal with the compiler's message when it fails; DeadlineExceeded
-  // past the compiler's timeout.
-  absl::StatusOr<v1::Artifact> Compile(const v1::Graph& graph,
-                                       const ArtifactSpec& spec) const override;
 
  private:
+  // Internal with the compiler's message when it fails; DeadlineExceeded
+  // past the compiler's timeout.
+  absl::StatusOr<v1::Artifact> CompileCanonical(
+      const v1::Graph& graph, const ArtifactSpec& spec) const override;
+
   NativeBackend(HostCompilerOptions options, std::string version)
       : options_(std::move(options)), version_(std::move(version)) {}
 

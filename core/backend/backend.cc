@@ -1,0 +1,14 @@
+#include "core/backend/backend.h"
+
+#include "core/graph/canonical_graph.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+
+absl::StatusOr<v1::Artifact> Backend::Compile(const v1::Graph& graph,
+                                              const ArtifactSpec& spec) const {
+  AOTCACHE_ASSIGN_OR_RETURN(v1::Graph canonical, CanonicalInternalGraph(graph));
+  return CompileCanonical(canonical, spec);
+}
+
+}  // namespace aotcache
