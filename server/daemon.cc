@@ -51,7 +51,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   if (options.data_dir.empty())
     return absl::InvalidArgumentError("data_dir is required");
   std::error_code ec;
-  std::filesystem::create_directories(options.data_dir, ec);
+  // The data dir holds the store and the socket: the owner's alone, whatever
+  // the umask (an existing dir keeps the mode its operator gave it).
+  if (std::filesystem::create_directories(options.data_dir, ec)) {
+    std::filesystem::permissions(options.data_dir,
+                                 std::filesystem::perms::owner_all, ec);
+  }
   if (ec) {
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot create data dir ", options.data_dir, ": ", ec.message()));
@@ -96,6 +101,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second daemon on a port in use
+  // would bind it too and take half of its traffic to another store.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(int64_t{256} << 20));
   if (!options.listen.empty()) {
@@ -113,9 +121,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   builder.RegisterService(d->admin_service_.get());
   d->server_ = builder.BuildAndStart();
   if (d->server_ == nullptr) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", options.listen, " and ", d->socket_path_));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen, " and ",
+                     d->socket_path_, " (is the port in use?)"));
   }
+  // Only the owner may connect (the dir may be shared with a group).
+  std::filesystem::permissions(
+      d->socket_path_,
+      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+      ec);
   return d;
 }
 

@@ -6,6 +6,7 @@
 #include "core/analysis/functionalize.h"
 #include "core/analysis/mode.h"
 #include "core/analysis/view_and_mutation.h"
+#include "core/graph/bind_arguments.h"
 #include "core/status_macros.h"
 
 namespace aotcache {
@@ -15,7 +16,8 @@ std::string UncacheableReason(const ResolvedGraph& graph) {
   for (const ResolvedNode& node : graph.nodes) {
     if (node.op->cacheability == Cacheability::kUsesRng) {
       const v1::Node& proto = graph.proto(node);
-      return absl::StrCat("node '", proto.name(), "' uses ", proto.op(),
+      return absl::StrCat("node ", Quoted(proto.name()), " uses ",
+                          node.op->qualified_name,
                           ", whose result depends on torch's RNG state");
     }
   }

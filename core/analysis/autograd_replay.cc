@@ -1,6 +1,7 @@
 #include "core/analysis/autograd_replay.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/bind_arguments.h"
 
 namespace aotcache {
 namespace {
@@ -91,8 +92,8 @@ class Replayer {
   absl::Status Refuse(const ResolvedNode& node, absl::string_view why) const {
     const v1::Node& proto = graph_.proto(node);
     return absl::InvalidArgumentError(absl::StrCat(
-        "node '", proto.name(), "' (nodes[", node.proto_index, "], ",
-        proto.op(), "): eager PyTorch refuses this: ", why));
+        "node ", Quoted(proto.name()), " (nodes[", node.proto_index, "], ",
+        node.op->qualified_name, "): eager PyTorch refuses this: ", why));
   }
 
   // autograd's check_inplace, and ATen's refusal to write memory that

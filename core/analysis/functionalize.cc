@@ -255,6 +255,12 @@ class Functionalizer {
     }
     // keep_input_mutations: the new value is copied into the input in place.
     for (auto [input, obj] : kept) {
+      if (input_local_[input] < 0) {
+        return absl::InternalError(absl::StrCat(
+            "inputs[", input,
+            "] is merged into a synthetic base: its mutation cannot stay in "
+            "the graph"));
+      }
       AOTCACHE_ASSIGN_OR_RETURN(int updated, Read(obj, /*grad_enabled=*/false));
       AOTCACHE_RETURN_IF_ERROR(out_.Emit(Op("aten.copy_.default"),
                                          {TensorArg(input_local_[input]),

@@ -154,7 +154,8 @@ void AddTangents(const ResolvedGraph& graph, const Replay& replay,
 }
 
 // One synthetic base per storage shared by several inputs, one of which
-// mutates data.
+// mutates data. Its members' mutations leave the graph, even with
+// keep_input_mutations.
 void AddSyntheticBases(const ResolvedGraph& graph,
                        v1::ViewAndMutationData* vmd) {
   std::vector<std::vector<int>> members(graph.storage_size.size());
@@ -168,7 +169,13 @@ void AddSyntheticBases(const ResolvedGraph& graph,
     base->set_storage(static_cast<int>(s));
     base->set_size(graph.storage_size[s]);
     base->set_dtype(graph.values[members[s][0]].meta.dtype);
-    for (int i : members[s]) base->add_inputs(i);
+    for (int i : members[s]) {
+      base->add_inputs(i);
+      // A member is no input of the functional graph (its base is), so its
+      // mutations cannot be copied back in the graph: the epilogue writes
+      // them through the base.
+      vmd->mutable_inputs(i)->set_keep_input_mutations(false);
+    }
   }
 }
 

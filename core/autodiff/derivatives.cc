@@ -114,12 +114,13 @@ void Pow(C& c) {
 // maximum/minimum: ties share the gradient equally (derivatives.yaml).
 void MaxMin(C& c, bool max) {
   int g = *c.grad();
-  int a = c.Input(0), b = c.Input(1);
+  // Either operand may be a Python number.
+  BoundArg a = c.Operand(0), b = c.Operand(1);
   int half = c.Op("aten.div.Tensor", {T(g), N(2)});
   int w = c.Op("aten.where.self",
-               {T(c.Op("aten.eq.Tensor", {T(a), T(b)})), T(half), T(g)});
-  int a_loses = c.Op(max ? "aten.lt.Tensor" : "aten.gt.Tensor", {T(a), T(b)});
-  int b_loses = c.Op(max ? "aten.gt.Tensor" : "aten.lt.Tensor", {T(a), T(b)});
+               {T(c.Op("aten.eq.Tensor", {a, b})), T(half), T(g)});
+  int a_loses = c.Op(max ? "aten.lt.Tensor" : "aten.gt.Tensor", {a, b});
+  int b_loses = c.Op(max ? "aten.gt.Tensor" : "aten.lt.Tensor", {a, b});
   if (c.needs(0))
     c.SetGrad(0, c.Op("aten.where.self", {T(a_loses), N(0), T(w)}));
   if (c.needs(1))

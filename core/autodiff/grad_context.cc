@@ -132,13 +132,29 @@ int GradContext::Saved(int forward_local) {
   return *v;
 }
 
+bool GradContext::IsTensorElement(int k, int element) const {
+  if (k >= 0 && k < static_cast<int>(entry_.arg_values.size()) &&
+      element >= 0 && element < static_cast<int>(entry_.arg_values[k].size())) {
+    return true;
+  }
+  if (status_.ok()) {
+    status_ = absl::InvalidArgumentError(
+        absl::StrCat("the derivative of ", entry_.node->op->qualified_name,
+                     " needs argument ", k, " as a tensor, not a number"));
+  }
+  return false;
+}
+
 int GradContext::Input(int k, int element) {
+  if (!IsTensorElement(k, element)) return -1;
   return Saved(entry_.arg_values[k][element]);
 }
 
 int GradContext::Result(int r) { return Saved(entry_.result_values[r]); }
 
 const Meta& GradContext::InputMeta(int k, int element) const {
+  static const Meta* const kNoMeta = new Meta();
+  if (!IsTensorElement(k, element)) return *kNoMeta;
   return forward_.meta(entry_.arg_values[k][element]);
 }
 

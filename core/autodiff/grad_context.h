@@ -106,6 +106,10 @@ class GradContext {
 
  private:
   int Saved(int forward_local);
+  // Whether argument k has a tensor at `element`; else records
+  // InvalidArgument (a number where the rule needs a tensor) and returns
+  // false.
+  bool IsTensorElement(int k, int element) const;
 
   const TapeEntry& entry_;
   const GraphBuilder& forward_;
@@ -114,7 +118,8 @@ class GradContext {
   std::vector<std::optional<int>> grad_outputs_;
   std::vector<bool> needs_;
   std::vector<std::vector<std::optional<int>>> grads_;
-  absl::Status status_;
+  // Mutable: const accessors record a rule's misuse too.
+  mutable absl::Status status_;
 };
 
 }  // namespace aotcache

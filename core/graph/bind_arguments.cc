@@ -1,5 +1,6 @@
 #include "core/graph/bind_arguments.h"
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 
@@ -13,6 +14,14 @@ absl::Status Invalid(absl::string_view where, absl::string_view detail) {
 }
 
 }  // namespace
+
+std::string Quoted(absl::string_view text) {
+  constexpr size_t kShown = 64;
+  if (text.size() <= kShown)
+    return absl::StrCat("'", absl::CHexEscape(text), "'");
+  return absl::StrCat("'", absl::CHexEscape(text.substr(0, kShown)), "...' (",
+                      text.size(), " bytes)");
+}
 
 absl::StatusOr<BoundArg> BindArgument(const ArgSchema& s, const v1::Argument& a,
                                       ResolveName lookup, Where where) {
@@ -148,7 +157,7 @@ absl::StatusOr<BoundArg> BindArgument(const ArgSchema& s, const v1::Argument& a,
       break;
   }
   if (!ok && !(optional && b.is_none())) {
-    return type_error(a.DebugString());
+    return type_error(Quoted(a.ShortDebugString()));
   }
   return b;
 }

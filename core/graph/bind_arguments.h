@@ -21,6 +21,11 @@ using Where = absl::FunctionRef<std::string()>;
 using ResolveName = absl::FunctionRef<absl::StatusOr<int>(
     const std::string& name, Where where)>;
 
+// A client's text (a name, an op, a string argument) as an error message
+// quotes it: control bytes escaped, cut after 64 bytes with its length, so
+// that a message stays short and one line whatever the request holds.
+std::string Quoted(absl::string_view text);
+
 // Returns InvalidArgument naming `where` and the argument on a type mismatch.
 absl::StatusOr<BoundArg> BindArgument(const ArgSchema& schema,
                                       const v1::Argument& given,

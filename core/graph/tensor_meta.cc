@@ -4,14 +4,22 @@ namespace aotcache {
 
 int64_t Meta::numel() const {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape) {
+    if (__builtin_mul_overflow(n, s, &n)) return kSaturated;
+  }
   return n;
 }
 
 int64_t Meta::StorageExtent() const {
   if (numel() == 0) return offset;
   int64_t last = offset;
-  for (size_t d = 0; d < shape.size(); ++d) last += (shape[d] - 1) * stride[d];
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t step;
+    if (__builtin_mul_overflow(shape[d] - 1, stride[d], &step) ||
+        __builtin_add_overflow(last, step, &last) || last == kSaturated) {
+      return kSaturated;
+    }
+  }
   return last + 1;
 }
 

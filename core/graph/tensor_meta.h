@@ -20,6 +20,10 @@ struct Meta {
   int64_t offset = 0;
   DType dtype = v1::DTYPE_UNSPECIFIED;
 
+  // What numel and StorageExtent return when the exact value overflows
+  // int64 (so that it fails every bound it is checked against).
+  static constexpr int64_t kSaturated = INT64_MAX;
+
   int64_t dim() const { return static_cast<int64_t>(shape.size()); }
   int64_t numel() const;
   // The number of storage elements from the start of the storage that the

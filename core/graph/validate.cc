@@ -20,8 +20,8 @@ absl::Status Invalid(absl::string_view where, absl::string_view detail) {
 }
 
 std::string NodeWhere(const v1::Graph& graph, int i) {
-  return absl::StrCat("node '", graph.nodes(i).name(), "' (nodes[", i, "], ",
-                      graph.nodes(i).op(), ")");
+  return absl::StrCat("node ", Quoted(graph.nodes(i).name()), " (nodes[", i,
+                      "], ", Quoted(graph.nodes(i).op()), ")");
 }
 
 // Checks a meta given by the client: dtype, device, sizes, strides, limits.
@@ -32,8 +32,8 @@ absl::Status CheckMeta(absl::FunctionRef<std::string()> where_fn,
     return Invalid(where(), "dtype is unspecified or unsupported");
   }
   if (!meta.device().empty() && meta.device() != "cpu") {
-    return Invalid(where(), absl::StrCat("device '", meta.device(),
-                                         "' is not supported (cpu only)"));
+    return Invalid(where(), absl::StrCat("device ", Quoted(meta.device()),
+                                         " is not supported (cpu only)"));
   }
   if (meta.shape_size() > limits.max_rank) {
     return absl::ResourceExhaustedError(
@@ -62,6 +62,13 @@ absl::Status CheckMeta(absl::FunctionRef<std::string()> where_fn,
   }
   if (meta.storage_offset() < 0 || meta.storage_offset() > limits.max_numel) {
     return Invalid(where(), "storage_offset out of range");
+  }
+  // Each stride and size is bounded, their products are not: the storage
+  // the tensor reaches must be (StorageExtent saturates on overflow).
+  if (MetaFromProto(meta).StorageExtent() > limits.max_numel) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(where(), ": reaches past element ", limits.max_numel,
+                     " of its storage (the limit)"));
   }
   return absl::OkStatus();
 }
@@ -109,7 +116,7 @@ class Resolver {
                       int value_id) {
     if (name.empty()) return Invalid(where, "empty name");
     if (!names_.emplace(name, value_id).second) {
-      return Invalid(where, absl::StrCat("duplicate name '", name, "'"));
+      return Invalid(where, absl::StrCat("duplicate name ", Quoted(name)));
     }
     return absl::OkStatus();
   }
@@ -120,6 +127,10 @@ class Resolver {
       const v1::Storage& s = graph_.storages(i);
       std::string where = absl::StrCat("storages[", i, "]");
       if (s.size() < 0) return Invalid(where, "negative size");
+      if (s.size() > limits_.max_numel) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            where, ": size exceeds the limit ", limits_.max_numel));
+      }
       if (!declared_size.emplace(s.id(), s.size()).second) {
         return Invalid(where, absl::StrCat("duplicate storage id ", s.id()));
       }
@@ -128,7 +139,7 @@ class Resolver {
     std::vector<DType> storage_dtype;
     for (int i = 0; i < graph_.inputs_size(); ++i) {
       const v1::Input& in = graph_.inputs(i);
-      std::string where = absl::StrCat("inputs[", i, "] '", in.name(), "'");
+      std::string where = absl::StrCat("inputs[", i, "] ", Quoted(in.name()));
       AOTCACHE_RETURN_IF_ERROR(
           CheckMeta([&] { return where; }, in.meta(), limits_));
       if (!in.meta().is_leaf() && !in.meta().requires_grad()) {
@@ -175,7 +186,7 @@ class Resolver {
     int64_t total_bytes = 0;
     for (int i = 0; i < graph_.constants_size(); ++i) {
       const v1::Constant& c = graph_.constants(i);
-      std::string where = absl::StrCat("constants[", i, "] '", c.name(), "'");
+      std::string where = absl::StrCat("constants[", i, "] ", Quoted(c.name()));
       AOTCACHE_RETURN_IF_ERROR(
           CheckMeta([&] { return where; }, c.meta(), limits_));
       if (c.meta().requires_grad()) {
@@ -211,7 +222,7 @@ class Resolver {
       if (name.empty()) return Invalid(NodeWhere(graph_, i), "empty name");
       if (names_.contains(name) || !node_position_.emplace(name, i).second) {
         return Invalid(NodeWhere(graph_, i),
-                       absl::StrCat("duplicate name '", name, "'"));
+                       absl::StrCat("duplicate name ", Quoted(name)));
       }
     }
     return absl::OkStatus();
@@ -222,8 +233,8 @@ class Resolver {
     auto it = names_.find(name);
     if (it != names_.end()) {
       if (it->second == kMultiResult) {
-        return Invalid(where(), absl::StrCat("'", name,
-                                             "' has several results; read one "
+        return Invalid(where(), absl::StrCat(Quoted(name),
+                                             " has several results; read one "
                                              "with getitem"));
       }
       return it->second;
@@ -232,11 +243,11 @@ class Resolver {
     if (later != node_position_.end()) {
       return Invalid(
           where(),
-          absl::StrCat("'", name, "' is used before it is defined (nodes[",
+          absl::StrCat(Quoted(name), " is used before it is defined (nodes[",
                        later->second,
                        "]): a cycle, or nodes not in topological order"));
     }
-    return Invalid(where(), absl::StrCat("'", name, "' is not defined"));
+    return Invalid(where(), absl::StrCat(Quoted(name), " is not defined"));
   }
 
   absl::Status AddGetItem(int i) {
@@ -251,8 +262,8 @@ class Resolver {
     auto source = multi_results_.find(node.args(0).node());
     if (source == multi_results_.end()) {
       AOTCACHE_RETURN_IF_ERROR(Lookup(where, node.args(0).node()).status());
-      return Invalid(where(), absl::StrCat("'", node.args(0).node(),
-                                           "' has a single result"));
+      return Invalid(where(), absl::StrCat(Quoted(node.args(0).node()),
+                                           " has a single result"));
     }
     int64_t index = node.args(1).int_();
     const std::vector<int>& results = source->second;
@@ -306,7 +317,8 @@ class Resolver {
     if (IsGetItem(node.op())) return AddGetItem(i);
     const OpInfo* op = OpRegistry::Get().Find(node.op());
     if (op == nullptr) {
-      return Invalid(where(), absl::StrCat("unsupported op '", node.op(), "'"));
+      return Invalid(where(),
+                     absl::StrCat("unsupported op ", Quoted(node.op())));
     }
     if (node.grad_mode() != v1::GRAD_MODE_ENABLED &&
         node.grad_mode() != v1::GRAD_MODE_DISABLED) {
@@ -335,13 +347,13 @@ class Resolver {
         if (schema[k].name != name) continue;
         known = true;
         if (static_cast<int>(k) < node.args_size()) {
-          return Invalid(where(),
-                         absl::StrCat("argument '", name, "' given twice"));
+          return Invalid(
+              where(), absl::StrCat("argument ", Quoted(name), " given twice"));
         }
       }
       if (!known) {
         return Invalid(where(),
-                       absl::StrCat("unknown keyword argument '", name, "'"));
+                       absl::StrCat("unknown keyword argument ", Quoted(name)));
       }
     }
     ResolvedNode resolved;

@@ -1,0 +1,195 @@
+// aotcached under requests an attacker or a careless client would send: a
+// real daemon on 127.0.0.1:0 over RocksDB in a temp dir, on its default
+// backend (native where the compiler runs). Each test is a defect once seen
+// on the landed daemon: code smuggled through names, a crash, a bound check
+// that overflowed, a port shared with another daemon, files any user could
+// open.
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "aotcache/v1/service.grpc.pb.h"
+#include "core/graph/deterministic_bytes.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "server/daemon.h"
+#include "tests/testing/disguise.h"
+#include "tests/testing/fixtures.h"
+#include "tests/testing/temp_dir.h"
+
+namespace aotcache {
+namespace {
+
+using ::aotcache::testing::TempDir;
+
+class HostileRequestTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DaemonOptions options;
+    options.data_dir = dir_.path();
+    auto daemon = Daemon::Start(options);
+    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    daemon_ = *std::move(daemon);
+    auto channel =
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", daemon_->port()),
+                            grpc::InsecureChannelCredentials());
+    compile_ = v1::CompileService::NewStub(channel);
+  }
+
+  grpc::Status Compile(const v1::Graph& graph, v1::CompileResponse* out,
+                       bool keep_input_mutations = false) {
+    v1::CompileRequest r;
+    *r.mutable_graph() = graph;
+    r.mutable_options()->set_keep_input_mutations(keep_input_mutations);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(60));
+    return compile_->Compile(&ctx, r, out);
+  }
+
+  grpc::Status Backward(const std::string& key, v1::GetBackwardResponse* out) {
+    v1::GetBackwardRequest r;
+    r.set_key(key);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     std::chrono::seconds(60));
+    return compile_->GetBackward(&ctx, r, out);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Daemon> daemon_;
+  std::unique_ptr<v1::CompileService::Stub> compile_;
+};
+
+// The attack: compile the graph under names that carry code, so that the
+// artifact stored under the clean graph's key runs it in every client.
+TEST_F(HostileRequestTest, NamesNeverReachTheArtifactAVictimIsServed) {
+  v1::Graph clean = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
+  v1::CompileResponse poisoned, victim;
+  grpc::Status st = Compile(testing::Disguised(clean), &poisoned);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(poisoned.status(), v1::COMPILE_STATUS_MISS);
+  v1::GetBackwardResponse poisoned_backward, victim_backward;
+  st = Backward(poisoned.key(), &poisoned_backward);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+
+  ASSERT_TRUE(Compile(clean, &victim).ok());
+  EXPECT_EQ(victim.status(), v1::COMPILE_STATUS_HIT);
+  EXPECT_EQ(victim.key(), poisoned.key());
+  ASSERT_TRUE(Backward(victim.key(), &victim_backward).ok());
+  for (const std::string& bytes :
+       {DeterministicBytes(victim.forward()),
+        DeterministicBytes(victim_backward.backward())}) {
+    EXPECT_FALSE(absl::StrContains(bytes, testing::kHostileMarker));
+    EXPECT_FALSE(absl::StrContains(bytes, "#include \"/etc"));
+  }
+
+  // What a clean compile in a fresh store makes, byte for byte.
+  TempDir other;
+  DaemonOptions options;
+  options.data_dir = other.path();
+  options.listen = "";
+  daemon_.reset();
+  auto fresh = Daemon::Start(options);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  auto channel = grpc::CreateChannel("unix:" + (*fresh)->socket_path(),
+                                     grpc::InsecureChannelCredentials());
+  compile_ = v1::CompileService::NewStub(channel);
+  v1::CompileResponse reference;
+  ASSERT_TRUE(Compile(clean, &reference).ok());
+  EXPECT_EQ(reference.status(), v1::COMPILE_STATUS_MISS);
+  EXPECT_EQ(DeterministicBytes(reference.forward()),
+            DeterministicBytes(victim.forward()));
+}
+
+// maximum/minimum with a Python number operand, on an input that requires
+// grad: the derivative read the number as a saved tensor (a null
+// dereference that killed the daemon).
+TEST_F(HostileRequestTest, MaximumWithANumberOperandCompilesWithABackward) {
+  for (const char* op : {"aten.maximum.default", "aten.minimum.default"}) {
+    v1::Graph g = testing::GraphFromJson(absl::StrCat(R"json({
+      "inputs": [{"name": "x", "meta": {"shape": [4], "dtype": "DTYPE_FLOAT32",
+                  "requires_grad": true, "is_leaf": true}}],
+      "nodes": [{"name": "m", "op": ")json",
+                                                      op, R"json(",
+                 "args": [{"node": "x"}, {"int": 3}],
+                 "grad_mode": "GRAD_MODE_ENABLED"}],
+      "outputs": ["m"]})json"));
+    v1::CompileResponse response;
+    grpc::Status st = Compile(g, &response);
+    ASSERT_TRUE(st.ok()) << op << ": " << st.error_message();
+    EXPECT_EQ(response.mode(), v1::MODE_TRAINING) << op;
+    v1::GetBackwardResponse backward;
+    st = Backward(response.key(), &backward);
+    EXPECT_TRUE(st.ok()) << op << ": " << st.error_message();
+  }
+}
+
+// keep_input_mutations with mutated inputs that share a storage: the copy
+// back read the meta of an input merged into a synthetic base (out of
+// bounds).
+TEST_F(HostileRequestTest, KeptMutationsOfAliasedInputsCompile) {
+  for (const char* file :
+       {"dupe_arg_mutation__nrg.json", "dupe_arg_mutation__rg.json"}) {
+    v1::CompileResponse response;
+    grpc::Status st =
+        Compile(testing::LoadGraphOrDie(absl::StrCat("graphs/", file)),
+                &response, /*keep_input_mutations=*/true);
+    EXPECT_TRUE(st.ok()) << file << ": " << st.error_message();
+  }
+}
+
+// Each size and stride within bounds, their product past int64: the storage
+// bound check overflowed and let the tensor through.
+TEST_F(HostileRequestTest, AnOverflowingStorageExtentIsRefused) {
+  v1::Graph g = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "storage": 0, "meta": {"shape": ["1099511627776"],
+                "stride": ["1099511627776"], "dtype": "DTYPE_FLOAT32",
+                "is_leaf": true}}],
+    "storages": [{"id": 0, "size": 1}],
+    "nodes": [{"name": "y", "op": "aten.neg.default", "args": [{"node": "x"}],
+               "grad_mode": "GRAD_MODE_ENABLED"}],
+    "outputs": ["y"]})json");
+  v1::CompileResponse response;
+  grpc::Status st = Compile(g, &response);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << st.error_message();
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "inputs[0]"))
+      << st.error_message();
+}
+
+TEST_F(HostileRequestTest, ASecondDaemonOnTheSamePortIsRefused) {
+  TempDir other;
+  DaemonOptions options;
+  options.data_dir = other.path();
+  options.listen = absl::StrCat("127.0.0.1:", daemon_->port());
+  auto second = Daemon::Start(options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_TRUE(absl::IsUnavailable(second.status())) << second.status();
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "in use"))
+      << second.status();
+}
+
+TEST(DaemonFilesTest, TheDataDirAndSocketAreTheOwnersWhateverTheUmask) {
+  TempDir dir;
+  const std::string data_dir = dir.path() + "/data";
+  mode_t old = umask(0);
+  DaemonOptions options;
+  options.data_dir = data_dir;
+  options.listen = "";
+  auto daemon = Daemon::Start(options);
+  umask(old);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  struct stat st;
+  ASSERT_EQ(stat(data_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  ASSERT_EQ(stat((*daemon)->socket_path().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+}  // namespace
+}  // namespace aotcache
