@@ -1,5 +1,6 @@
 #include "server/admin_service.h"
 
+#include "absl/strings/escaping.h"
 #include "server/grpc_status.h"
 
 namespace aotcache {
@@ -49,6 +50,7 @@ grpc::Status AdminServiceImpl::ListEntries(
     }
   }
   response->set_next_page_token(page->next_page_token);
+  response->set_unreadable(page->unreadable);
   return grpc::Status::OK;
 }
 
@@ -77,6 +79,10 @@ grpc::Status AdminServiceImpl::Verify(grpc::ServerContext*,
   if (!report.ok()) return ToGrpc(report.status());
   response->set_checked(report->checked);
   for (const std::string& d : report->corrupt) response->add_corrupt(d);
+  response->set_checked_entries(report->checked_entries);
+  for (const std::string& key : report->corrupt_entries) {
+    response->add_corrupt_entries(absl::BytesToHexString(key));
+  }
   return grpc::Status::OK;
 }
 

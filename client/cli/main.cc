@@ -8,6 +8,7 @@
 #include "client/cli/analyze_command.h"
 #include "client/cli/compile_command.h"
 #include "client/cli/remote_commands.h"
+#include "client/cli/repair_command.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
     std::cout
         << "usage: aotcache analyze [--json] GRAPH.json\n"
            "       aotcache compile --local [--json] GRAPH.json\n"
+           "       aotcache repair [--data_dir=DIR]   (the daemon stopped)\n"
         << aotcache::kRemoteCommandsUsage
         << "Without --server: $AOTCACHE_SERVER, else the daemon's unix "
            "socket in $XDG_CACHE_HOME/aotcache (else ~/.cache/aotcache).\n";
@@ -30,6 +32,9 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "analyze") {
     return aotcache::RunAnalyzeCommand(args, std::cout, std::cerr);
+  }
+  if (command == "repair") {
+    return aotcache::RunRepairCommand(args, std::cout, std::cerr);
   }
   auto local = std::find(args.begin(), args.end(), "--local");
   if (command == "compile" && local != args.end()) {

@@ -208,6 +208,7 @@ class Remote {
           admin_->ListEntries(Context(30).get(), request, &page);
       if (!status.ok()) return Fail(status);
       for (auto& e : *page.mutable_entries()) *all.add_entries() = e;
+      all.set_unreadable(all.unreadable() + page.unreadable());
       request.set_page_token(page.next_page_token());
     } while (!request.page_token().empty());
     if (inv.json) {
@@ -229,6 +230,10 @@ class Remote {
           e.backward_bytes(), e.hits());
     }
     out_ << all.entries_size() << " entries\n";
+    if (all.unreadable() > 0) {
+      out_ << all.unreadable()
+           << " unreadable entries left out (aotcache verify drops them)\n";
+    }
     return 0;
   }
 
@@ -334,10 +339,17 @@ class Remote {
       out_ << "checked " << response.checked() << " artifacts, "
            << response.corrupt_size() << " corrupt\n";
       for (const std::string& digest : response.corrupt()) {
-        out_ << "  dropped " << digest << " (recompiled on next request)\n";
+        out_ << "  dropped artifact " << digest
+             << " (recompiled on next request)\n";
+      }
+      out_ << "checked " << response.checked_entries() << " entries, "
+           << response.corrupt_entries_size() << " corrupt\n";
+      for (const std::string& key : response.corrupt_entries()) {
+        out_ << "  dropped entry " << key << " (recompiled on next request)\n";
       }
     }
-    return response.corrupt().empty() ? 0 : 1;
+    return response.corrupt().empty() && response.corrupt_entries().empty() ? 0
+                                                                            : 1;
   }
 
  private:

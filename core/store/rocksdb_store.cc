@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <set>
 
 #include "absl/hash/hash.h"
@@ -38,6 +39,56 @@ std::vector<std::string> Digests(const v1::CacheEntry& e) {
   return out;
 }
 
+// The options every open of the store uses (and a repair must use too):
+// the column families in their order, with their merge operators.
+std::pair<rocksdb::Options, std::vector<rocksdb::ColumnFamilyDescriptor>>
+DbOptions(const StoreOptions& options) {
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  // A torn last record is what a crash leaves (its write was never
+  // acknowledged); damage before it would drop acknowledged writes, so the
+  // open fails instead and says how to repair (RocksDB's default replays up
+  // to the damage and drops the rest, silently).
+  db_options.wal_recovery_mode =
+      rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // Column families flushed together: without a WAL (Durability::kNoWal) an
+  // entry must never reach disk without its artifacts and schema version.
+  db_options.atomic_flush = true;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  rocksdb::ColumnFamilyOptions cf;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  rocksdb::ColumnFamilyOptions artifacts_cf = cf;
+  artifacts_cf.enable_blob_files = true;  // Large values live in blob files.
+  artifacts_cf.min_blob_size = 4096;
+  rocksdb::ColumnFamilyOptions refcount_cf = cf;
+  refcount_cf.merge_operator = NewCountMergeOperator();
+  rocksdb::ColumnFamilyOptions access_cf = cf;
+  access_cf.merge_operator = NewAccessMergeOperator();
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, cf},
+      {kEntries, cf},
+      {kArtifacts, artifacts_cf},
+      {kRefcounts, refcount_cf},
+      {kAccess, access_cf},
+      {kMeta, cf}};
+  return {db_options, families};
+}
+
+// What to tell an operator whose store does not open.
+std::string RepairHint(const std::string& path, const rocksdb::Status& st) {
+  if (!st.IsCorruption() && !st.IsIOError()) return "";
+  return absl::StrCat(
+      ". The store is damaged: stop every aotcached using it, then run "
+      "'aotcache repair --data_dir=",
+      std::filesystem::path(path).parent_path().string(),
+      "' (it salvages what it can and reports what was lost), or move the "
+      "data dir away to start empty");
+}
+
 }  // namespace
 
 class RocksDbStore::DigestLocks {
@@ -71,22 +122,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   }
   store->options_ = options;
 
-  rocksdb::Options db_options;
-  db_options.create_if_missing = true;
-  db_options.create_missing_column_families = true;
-  rocksdb::BlockBasedTableOptions table;
-  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
-  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  rocksdb::ColumnFamilyOptions cf;
-  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  rocksdb::ColumnFamilyOptions artifacts_cf = cf;
-  artifacts_cf.enable_blob_files = true;  // Large values live in blob files.
-  artifacts_cf.min_blob_size = 4096;
-  rocksdb::ColumnFamilyOptions refcount_cf = cf;
-  refcount_cf.merge_operator = NewCountMergeOperator();
-  rocksdb::ColumnFamilyOptions access_cf = cf;
-  access_cf.merge_operator = NewAccessMergeOperator();
-
+  auto [db_options, families] = DbOptions(options);
   std::vector<std::string> existing;
   rocksdb::Status listed =
       rocksdb::DB::ListColumnFamilies(db_options, options.path, &existing);
@@ -104,13 +140,6 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
           "' (written by another program or a newer aotcache?)"));
     }
   }
-  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-      {rocksdb::kDefaultColumnFamilyName, cf},
-      {kEntries, cf},
-      {kArtifacts, artifacts_cf},
-      {kRefcounts, refcount_cf},
-      {kAccess, access_cf},
-      {kMeta, cf}};
   rocksdb::DB* db = nullptr;
   rocksdb::Status st = rocksdb::DB::Open(db_options, options.path, families,
                                          &store->handles_, &db);
@@ -120,7 +149,11 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
           absl::StrCat("store ", options.path,
                        " is in use by another process: ", st.ToString()));
     }
-    return FromRocksDb(st, absl::StrCat("opening store ", options.path));
+    absl::Status opened =
+        FromRocksDb(st, absl::StrCat("opening store ", options.path));
+    return absl::Status(
+        opened.code(),
+        absl::StrCat(opened.message(), RepairHint(options.path, st)));
   }
   store->db_.reset(db);
   store->entries_ = store->handles_[1];
@@ -144,10 +177,17 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
             "store ", options.path, " has entries but no schema version"));
       }
     }
+    // Synced and flushed whatever the durability: a store whose version was
+    // lost would never open again.
+    rocksdb::WriteOptions synced;
+    synced.sync = true;
     AOTCACHE_RETURN_IF_ERROR(
-        FromRocksDb(db->Put(store->WriteOptions(), store->meta_, kSchemaKey,
+        FromRocksDb(db->Put(synced, store->meta_, kSchemaKey,
                             absl::StrCat(kStoreSchemaVersion)),
                     "writing the schema version"));
+    AOTCACHE_RETURN_IF_ERROR(
+        FromRocksDb(db->Flush(rocksdb::FlushOptions(), store->handles_),
+                    "flushing the schema version"));
   } else if (!st.ok()) {
     return FromRocksDb(st, "reading the schema version");
   } else {
@@ -162,12 +202,88 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   return store;
 }
 
+absl::StatusOr<RocksDbStore::RepairReport> RocksDbStore::Repair(
+    const std::string& path) {
+  StoreOptions options;
+  options.path = path;
+  auto [db_options, families] = DbOptions(options);
+  rocksdb::Status st = rocksdb::RepairDB(path, db_options, families);
+  if (!st.ok()) {
+    if (st.IsIOError() && st.ToString().find("lock") != std::string::npos) {
+      return absl::UnavailableError(
+          absl::StrCat("store ", path, " is in use: stop the daemon first (",
+                       st.ToString(), ")"));
+    }
+    return FromRocksDb(st, absl::StrCat("repairing store ", path));
+  }
+  {
+    // The repairer keeps every column family, but a lost meta table loses
+    // the schema version: written again, since every family is this
+    // store's (an unknown one still fails the open below).
+    rocksdb::DB* raw = nullptr;
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    st = rocksdb::DB::Open(db_options, path, families, &handles, &raw);
+    AOTCACHE_RETURN_IF_ERROR(
+        FromRocksDb(st, absl::StrCat("opening repaired store ", path)));
+    std::string version;
+    rocksdb::Status got =
+        raw->Get(rocksdb::ReadOptions(), handles[5], kSchemaKey, &version);
+    if (got.IsNotFound()) {
+      rocksdb::WriteOptions synced;
+      synced.sync = true;
+      got = raw->Put(synced, handles[5], kSchemaKey,
+                     absl::StrCat(kStoreSchemaVersion));
+    }
+    raw->Flush(rocksdb::FlushOptions(), handles).PermitUncheckedError();
+    for (rocksdb::ColumnFamilyHandle* h : handles) {
+      raw->DestroyColumnFamilyHandle(h);
+    }
+    delete raw;
+    if (!got.ok()) {
+      return FromRocksDb(got, "writing the repaired store's schema version");
+    }
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDbStore> store, Open(options));
+  AOTCACHE_ASSIGN_OR_RETURN(VerifyReport verified, store->Verify());
+  RepairReport report;
+  report.artifacts =
+      verified.checked - static_cast<int64_t>(verified.corrupt.size());
+  report.dropped_entries = std::move(verified.corrupt_entries);
+  report.dropped_artifacts = std::move(verified.corrupt);
+  // An entry whose artifacts are gone (RocksDB's repairer does not recover
+  // blob files, where large artifacts live) would only be a miss: dropped
+  // and named, so that what the report counts is what is served.
+  std::vector<std::string> orphans;
+  std::string token;
+  do {
+    AOTCACHE_ASSIGN_OR_RETURN(Page page, store->List(token, 1000));
+    for (const v1::CacheEntry& e : page.entries) {
+      bool whole = true;
+      for (const std::string& d : Digests(e)) whole &= store->HasArtifact(d);
+      if (whole) {
+        ++report.entries;
+      } else {
+        orphans.push_back(e.key());
+      }
+    }
+    token = page.next_page_token;
+  } while (!token.empty());
+  for (const std::string& key : orphans) {
+    AOTCACHE_RETURN_IF_ERROR(store->Delete(key));
+    report.dropped_entries.push_back(key);
+  }
+  return report;
+}
+
 RocksDbStore::~RocksDbStore() {
   if (db_ == nullptr) return;
   {
     absl::MutexLock lock(&hits_mu_);
     WriteHits(pending_hits_).IgnoreError();  // Bookkeeping only.
   }
+  // A clean close leaves nothing only in the WAL (and, without a WAL,
+  // nothing only in memory). A failure here is what a crash would be.
+  db_->Flush(rocksdb::FlushOptions(), handles_).PermitUncheckedError();
   for (rocksdb::ColumnFamilyHandle* h : handles_)
     db_->DestroyColumnFamilyHandle(h);
   db_.reset();
@@ -194,6 +310,11 @@ absl::StatusOr<Message> RocksDbStore::ReadEntry(absl::string_view key) const {
   Message entry;
   if (!entry.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return absl::DataLossError("a stored entry does not parse");
+  }
+  // An entry belongs to the key it was written under: one copied or
+  // damaged into another key is never served.
+  if (entry.key() != key) {
+    return absl::DataLossError("a stored entry is not the entry of its key");
   }
   return entry;
 }
@@ -246,8 +367,10 @@ absl::Status RocksDbStore::Put(
 
 absl::Status RocksDbStore::Delete(absl::string_view key) {
   absl::MutexLock key_lock(&KeyLock(key));
-  AOTCACHE_ASSIGN_OR_RETURN(v1::CacheEntry entry, Lookup(key));
-  std::vector<std::string> digests = Digests(entry);
+  absl::StatusOr<v1::CacheEntry> entry = Lookup(key);
+  if (!entry.ok() && !absl::IsDataLoss(entry.status())) return entry.status();
+  std::vector<std::string> digests;
+  if (entry.ok()) digests = Digests(*entry);
   DigestLocks digest_locks(this, digests);
   {
     absl::MutexLock lock(&hits_mu_);
@@ -299,8 +422,10 @@ absl::StatusOr<std::string> RocksDbStore::GetArtifact(
       db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(digest), &bytes);
   if (st.IsNotFound())
     return absl::NotFoundError(absl::StrCat("no artifact ", digest));
-  AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading an artifact"));
-  if (Sha256Hex(bytes) != digest) {
+  if (!st.IsCorruption()) {
+    AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading an artifact"));
+  }
+  if (st.IsCorruption() || Sha256Hex(bytes) != digest) {
     // Never served: dropped, so the caller recompiles and stores it again.
     DigestLocks lock(this, {std::string(digest)});
     db_->Delete(WriteOptions(), artifacts_, ToSlice(digest));
@@ -383,8 +508,10 @@ absl::StatusOr<RocksDbStore::Page> RocksDbStore::List(
     }
     v1::CacheEntry entry;
     if (!entry.ParseFromArray(it->value().data(),
-                              static_cast<int>(it->value().size()))) {
-      return absl::DataLossError("a stored entry does not parse");
+                              static_cast<int>(it->value().size())) ||
+        entry.key() != it->key().ToStringView()) {
+      ++page.unreadable;
+      continue;
     }
     page.entries.push_back(std::move(entry));
   }
@@ -394,25 +521,53 @@ absl::StatusOr<RocksDbStore::Page> RocksDbStore::List(
 
 absl::StatusOr<RocksDbStore::VerifyReport> RocksDbStore::Verify() {
   VerifyReport report;
-  std::vector<std::string> bad;
+  // Entries first: small values, read in order; one that does not parse or
+  // is not its key's is dropped. Damage RocksDB detects in this family stops
+  // the scan: only a repair gets past it.
+  std::vector<std::string> bad_keys;
   {
     std::unique_ptr<rocksdb::Iterator> it(
-        db_->NewIterator(rocksdb::ReadOptions(), artifacts_));
+        db_->NewIterator(rocksdb::ReadOptions(), entries_));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      ++report.checked;
-      std::string digest = it->key().ToString();
-      if (Sha256Hex(absl::string_view(it->value().data(),
-                                      it->value().size())) != digest) {
-        bad.push_back(digest);
+      ++report.checked_entries;
+      v1::CacheEntry entry;
+      if (!entry.ParseFromArray(it->value().data(),
+                                static_cast<int>(it->value().size())) ||
+          entry.key() != it->key().ToStringView()) {
+        bad_keys.push_back(it->key().ToString());
       }
+    }
+    absl::Status st = FromRocksDb(it->status(), "verifying entries");
+    if (!st.ok()) {
+      return absl::Status(
+          st.code(),
+          absl::StrCat(st.message(), RepairHint(options_.path, it->status())));
+    }
+  }
+  for (const std::string& key : bad_keys) {
+    AOTCACHE_RETURN_IF_ERROR(Delete(key));
+    report.corrupt_entries.push_back(key);
+  }
+  // Artifacts one by one, by the digests the reference counts name, so that
+  // one unreadable blob is named and dropped instead of ending the scan.
+  std::vector<std::string> digests;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), refcounts_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      digests.push_back(it->key().ToString());
     }
     AOTCACHE_RETURN_IF_ERROR(FromRocksDb(it->status(), "verifying artifacts"));
   }
-  for (const std::string& d : bad) {
-    DigestLocks lock(this, {d});
-    AOTCACHE_RETURN_IF_ERROR(FromRocksDb(
-        db_->Delete(WriteOptions(), artifacts_, d), "dropping a bad artifact"));
-    report.corrupt.push_back(d);
+  for (const std::string& d : digests) {
+    absl::StatusOr<std::string> bytes = GetArtifact(d);
+    if (absl::IsNotFound(bytes.status())) continue;
+    ++report.checked;
+    if (absl::IsDataLoss(bytes.status())) {
+      report.corrupt.push_back(d);  // GetArtifact dropped it.
+    } else if (!bytes.ok()) {
+      return bytes.status();
+    }
   }
   return report;
 }

@@ -71,6 +71,20 @@ class RocksDbStore final : public EntryStore {
       StoreOptions options);
   ~RocksDbStore();
 
+  // Salvages a damaged store (one that does not open: a damaged WAL,
+  // MANIFEST or table file, a missing CURRENT) with RocksDB's repairer,
+  // which moves what it cannot read to <path>/lost; then opens it and
+  // verifies every entry and artifact (Verify). Unavailable while a daemon
+  // holds the store.
+  struct RepairReport {
+    int64_t entries = 0;                         // Readable after the repair.
+    int64_t artifacts = 0;                       // Readable after the repair.
+    std::vector<std::string> dropped_entries;    // Keys, by Verify.
+    std::vector<std::string> dropped_artifacts;  // Digests, by Verify.
+    std::vector<std::string> lost_files;         // Moved to <path>/lost.
+  };
+  static absl::StatusOr<RepairReport> Repair(const std::string& path);
+
   // NotFound on a miss (not an error to log).
   absl::StatusOr<v1::CacheEntry> Lookup(absl::string_view key) const override;
   absl::StatusOr<v1::CacheEntryHeader> LookupHeader(
@@ -85,6 +99,8 @@ class RocksDbStore final : public EntryStore {
                        artifacts) override;
 
   // NotFound if absent. Artifacts no entry references any more are deleted.
+  // An entry that does not parse is deleted too (its artifacts' counts are
+  // left as they are: a leak, never a loss).
   absl::Status Delete(absl::string_view key);
 
   // The bytes of an artifact, checked against the digest. DataLoss when
@@ -104,17 +120,24 @@ class RocksDbStore final : public EntryStore {
   };
   absl::StatusOr<Access> GetAccess(absl::string_view key) const;
 
+  // Entries that do not parse or are not their key's are left out of a
+  // page and counted.
   struct Page {
     std::vector<v1::CacheEntry> entries;
     std::string next_page_token;  // Empty on the last page.
+    int64_t unreadable = 0;
   };
   absl::StatusOr<Page> List(absl::string_view page_token, int page_size) const;
 
-  // Re-hashes every artifact; drops and reports those whose bytes do not
-  // match their digest.
+  // Re-hashes every artifact and reads every entry; drops and reports the
+  // artifacts whose bytes do not match their digest and the entries that
+  // do not parse or are not their key's. RocksDB's own checksums are
+  // checked on every block read: an unreadable block is DataLoss naming it.
   struct VerifyReport {
-    int64_t checked = 0;
+    int64_t checked = 0;  // Artifacts.
     std::vector<std::string> corrupt;
+    int64_t checked_entries = 0;
+    std::vector<std::string> corrupt_entries;  // Keys.
   };
   absl::StatusOr<VerifyReport> Verify();
 

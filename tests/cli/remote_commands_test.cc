@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include <filesystem>
 #include <sstream>
 #include <string>
 
@@ -200,6 +201,35 @@ TEST_F(RemoteCommandsTest, ShowSourcePrintsTheNativeKernels) {
   EXPECT_THAT(out_.str(), HasSubstr("// ARTIFACT_KIND_BACKWARD"));
   EXPECT_THAT(out_.str(), HasSubstr("extern \"C\" void aotcache_kernel_0("));
   EXPECT_THAT(out_.str(), HasSubstr("cblas_sgemm(101"));
+}
+
+// A store whose CURRENT file went missing does not open: the daemon says to
+// run `aotcache repair`, which salvages it and names what it lost.
+TEST_F(RemoteCommandsTest, RepairBringsBackAStoreThatDoesNotOpen) {
+  const std::string graph = testing::FixturePath("graphs/mlp_mse__rg.json");
+  ASSERT_EQ(Run("compile", {graph}), 0) << err_.str();
+  const std::string key = KeyFromCompile();
+  daemon_.reset();
+  std::filesystem::remove(dir_.path() + "/store/CURRENT");
+  DaemonOptions options;
+  options.data_dir = dir_.path();
+  auto refused = Daemon::Start(options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("aotcache repair --data_dir=" + dir_.path()));
+
+  // RocksDB's repairer recovers tables, not blob files, where artifacts of
+  // this size live: the artifact and its entry are dropped, and named.
+  int status = 0;
+  std::string output =
+      RunBinary(absl::StrCat("repair --data_dir=", dir_.path()), &status);
+  EXPECT_EQ(WEXITSTATUS(status), 1) << output;
+  EXPECT_THAT(output, HasSubstr("0 entries, 0 artifacts readable"));
+  EXPECT_THAT(output, HasSubstr("dropped entry " + key));
+  SetUp();
+  ASSERT_EQ(Run("compile", {graph}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("status:   COMPILE_STATUS_MISS"));
+  ASSERT_EQ(Run("verify", {}), 0) << out_.str();
 }
 
 TEST_F(RemoteCommandsTest, BadUsageAndBadKeysAreRefusedBeforeCalling) {

@@ -1,0 +1,209 @@
+// A damaged or crashed store never loses acknowledged entries silently: it
+// refuses to open and says how to repair, or it drops exactly what it names.
+// Crashes are real (a child process that writes and dies without closing);
+// damage is bytes flipped or files removed in a closed store.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "core/store/rocksdb_store.h"
+#include "gtest/gtest.h"
+#include "tests/store/store_entries.h"
+#include "tests/testing/raw_store.h"
+#include "tests/testing/temp_dir.h"
+
+namespace aotcache {
+namespace {
+
+using ::aotcache::testing::TempDir;
+
+std::string Key(int i) { return testing::NumberedKey(i); }
+
+void PutEntry(RocksDbStore& store, int i) {
+  auto [entry, artifact] = testing::NumberedEntry(i, 100);
+  ASSERT_TRUE(store.Put(entry, {artifact}).ok());
+}
+
+absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(
+    const std::string& path, Durability durability = Durability::kWalNoSync) {
+  StoreOptions options;
+  options.path = path;
+  options.durability = durability;
+  return RocksDbStore::Open(options);
+}
+
+// Writes entries [0, n) in a child process that then dies as kill -9 would
+// leave it: nothing closed, nothing flushed by the store.
+void WriteAndDie(const std::string& path, int n, const char* durability,
+                 size_t artifact_bytes = 100) {
+  std::string command = absl::StrCat(AOTCACHE_CRASHING_WRITER, " ", path, " ",
+                                     n, " ", durability, " ", artifact_bytes);
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+}
+
+std::vector<std::string> FilesEndingIn(const std::string& dir,
+                                       const std::string& suffix) {
+  std::vector<std::string> out;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) {
+    if (absl::EndsWith(f.path().string(), suffix)) out.push_back(f.path());
+  }
+  return out;
+}
+
+void FlipByteAt(const std::string& file, double fraction) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(0, std::ios::end);
+  const std::streamoff at = static_cast<std::streamoff>(f.tellg() * fraction);
+  f.seekg(at);
+  char c;
+  f.get(c);
+  f.seekp(at);
+  f.put(static_cast<char>(c ^ 0x5a));
+}
+
+int CountEntries(RocksDbStore& store) {
+  absl::StatusOr<RocksDbStore::Page> page = store.List("", 1000000);
+  EXPECT_TRUE(page.ok()) << page.status();
+  return page.ok() ? static_cast<int>(page->entries.size()) : -1;
+}
+
+TEST(StoreDamageTest, AKilledWriterLosesNothingAcknowledged) {
+  TempDir dir;
+  WriteAndDie(dir.path(), 50, "wal");
+  auto store = Open(dir.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(CountEntries(**store), 50);
+}
+
+TEST(StoreDamageTest, ACleanCloseLeavesNothingOnlyInTheLog) {
+  TempDir dir;
+  {
+    auto store = Open(dir.path());
+    ASSERT_TRUE(store.ok()) << store.status();
+    for (int i = 0; i < 20; ++i) PutEntry(**store, i);
+  }
+  for (const std::string& wal : FilesEndingIn(dir.path(), ".log")) {
+    std::filesystem::remove(wal);
+  }
+  auto store = Open(dir.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(CountEntries(**store), 20);
+}
+
+// RocksDB's default recovery replays the log up to the damage and drops the
+// rest without a word (12 of 50 entries were left, verify clean).
+TEST(StoreDamageTest, ADamagedLogRefusesToOpenAndRepairSaysWhatWasLost) {
+  TempDir dir;
+  WriteAndDie(dir.path(), 50, "wal");
+  std::vector<std::string> wals = FilesEndingIn(dir.path(), ".log");
+  ASSERT_FALSE(wals.empty());
+  for (const std::string& wal : wals) FlipByteAt(wal, 0.3);
+
+  auto refused = Open(dir.path());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "aotcache repair"))
+      << refused.status();
+
+  absl::StatusOr<RocksDbStore::RepairReport> report =
+      RocksDbStore::Repair(dir.path());
+  ASSERT_TRUE(report.ok()) << report.status();
+  auto store = Open(dir.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  // What survived is what the report says, and all of it is served.
+  EXPECT_EQ(CountEntries(**store), report->entries);
+  EXPECT_LE(report->entries, 50);
+  for (int i = 0; i < 50; ++i) {
+    absl::StatusOr<v1::CacheEntry> e = (*store)->Lookup(Key(i));
+    if (!e.ok()) continue;
+    EXPECT_TRUE((*store)->GetArtifact(e->forward_digest()).ok()) << i;
+  }
+}
+
+TEST(StoreDamageTest, AMissingCurrentFileIsRepaired) {
+  TempDir dir;
+  {
+    auto store = Open(dir.path());
+    ASSERT_TRUE(store.ok()) << store.status();
+    for (int i = 0; i < 10; ++i) PutEntry(**store, i);
+  }
+  std::filesystem::remove(dir.path() + "/CURRENT");
+  EXPECT_FALSE(Open(dir.path()).ok());
+  absl::StatusOr<RocksDbStore::RepairReport> report =
+      RocksDbStore::Repair(dir.path());
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->entries, 10);
+  auto store = Open(dir.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(CountEntries(**store), 10);
+}
+
+TEST(StoreDamageTest, RepairRefusesAStoreInUse) {
+  TempDir dir;
+  auto store = Open(dir.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::StatusOr<RocksDbStore::RepairReport> report =
+      RocksDbStore::Repair(dir.path());
+  EXPECT_TRUE(absl::IsUnavailable(report.status())) << report.status();
+}
+
+// Without a WAL a crash may lose recent writes, but never the store: once
+// a memtable of entries was flushed, the schema version (in its own column
+// family) must be on disk too, and every entry that survived has its
+// artifact.
+TEST(StoreDamageTest, WithoutALogACrashedStoreStillOpens) {
+  TempDir dir;
+  // 96 entries of 1 MiB artifacts: past one 64 MiB memtable.
+  WriteAndDie(dir.path(), 96, "none", size_t{1} << 20);
+  auto store = Open(dir.path(), Durability::kNoWal);
+  ASSERT_TRUE(store.ok()) << store.status();
+  for (int i = 0; i < 96; ++i) {
+    absl::StatusOr<v1::CacheEntry> e = (*store)->Lookup(Key(i));
+    if (!e.ok()) continue;
+    EXPECT_TRUE((*store)->GetArtifact(e->forward_digest()).ok()) << i;
+  }
+}
+
+// One entry that does not parse (or sits under a key not its own) must not
+// break the others: ls leaves it out and counts it, rm deletes it, a lookup
+// never serves it, verify drops it and names it.
+TEST(StoreDamageTest, AnUnreadableEntryIsNamedAndDroppedNotServed) {
+  TempDir dir;
+  {
+    auto store = Open(dir.path());
+    ASSERT_TRUE(store.ok()) << store.status();
+    for (int i = 0; i < 4; ++i) PutEntry(**store, i);
+  }
+  std::string copied;
+  testing::EditRawStore(
+      dir.path(), [&](rocksdb::DB* db, const std::string& name,
+                      rocksdb::ColumnFamilyHandle* cf) {
+        if (name != "entries") return;
+        db->Put(rocksdb::WriteOptions(), cf, Key(1), "\xff\xff not an entry");
+        ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), cf, Key(2), &copied).ok());
+        db->Put(rocksdb::WriteOptions(), cf, Key(3), copied);  // 2's, at 3.
+      });
+  auto store = Open(dir.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_TRUE(absl::IsDataLoss((*store)->Lookup(Key(1)).status()));
+  EXPECT_TRUE(absl::IsDataLoss((*store)->Lookup(Key(3)).status()));
+  EXPECT_TRUE(absl::IsDataLoss((*store)->LookupHeader(Key(3)).status()));
+  absl::StatusOr<RocksDbStore::Page> page = (*store)->List("", 100);
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->entries.size(), 2u);
+  EXPECT_EQ(page->unreadable, 2);
+
+  EXPECT_TRUE((*store)->Delete(Key(1)).ok());
+  absl::StatusOr<RocksDbStore::VerifyReport> report = (*store)->Verify();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->checked_entries, 3);
+  EXPECT_EQ(report->corrupt_entries, std::vector<std::string>{Key(3)});
+  EXPECT_EQ(CountEntries(**store), 2);
+  EXPECT_TRUE((*store)->Lookup(Key(2)).ok());
+}
+
+}  // namespace
+}  // namespace aotcache
