@@ -24,6 +24,7 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
   response->set_compile_seconds_saved(c.compile_seconds_saved);
   response->set_corrupt_artifacts(c.corrupt_artifacts);
   response->set_memoized_hits(c.memoized_hits);
+  response->set_store_write_problem(store_->WriteProblem());
   return grpc::Status::OK;
 }
 

@@ -54,6 +54,7 @@ grpc::ByteBuffer EncodeResponse(CompileResult& r, bool by_reference) {
     frame.set_forward(std::move(r.forward_bytes));
   }
   frame.set_forward_digest(std::move(r.forward_digest));
+  frame.set_not_stored_reason(std::move(r.not_stored_reason));
   grpc::Slice slice(frame.SerializeAsString());
   return grpc::ByteBuffer(&slice, 1);
 }
@@ -127,6 +128,7 @@ grpc::Status CompileServiceImpl::GetBackward(
       cache_->GetBackward(request->key(), rebuild_ptr);
   if (!bw.ok()) return ToGrpc(bw.status());
   response->set_backward_digest(bw->stored_digest);
+  response->set_not_stored_reason(bw->not_stored_reason);
   if (!request->artifact_by_reference() || bw->stored_digest.empty()) {
     *response->mutable_backward() = std::move(bw->artifact);
   }

@@ -33,6 +33,10 @@ struct DaemonOptions {
   int64_t max_request_bytes = int64_t{64} << 20;
   int64_t max_graph_nodes = 100000;
   Durability durability = Durability::kWalNoSync;
+  // Below this many free bytes on the data dir's disk nothing is stored
+  // (answers are compiled, not stored, and say so); a daemon started below
+  // it serves its store read-only.
+  int64_t min_free_bytes = int64_t{64} << 20;
   // "auto": native when the C++ compiler ($AOTCACHE_CXX, else c++ on PATH)
   // runs, else reference; "native"; "reference".
   std::string backend_name = "auto";
@@ -49,6 +53,8 @@ class Daemon {
   const std::string& socket_path() const { return socket_path_; }
   // "native" or "reference".
   absl::string_view backend_name() const { return backend_name_; }
+  // Empty while the store takes writes; else why not (a full disk, say).
+  std::string store_write_problem() const { return store_->WriteProblem(); }
   Cache& cache() { return *cache_; }
   // How long since the last call to any service.
   absl::Duration SinceLastCall() const { return call_clock_.SinceLastCall(); }

@@ -23,6 +23,10 @@ ABSL_FLAG(std::string, backend, "auto",
 ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
           "largest request accepted");
 ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted, in nodes");
+ABSL_FLAG(int64_t, min_free_bytes, int64_t{64} << 20,
+          "below this many free bytes on the data dir's disk nothing is "
+          "stored: answers are compiled, not stored (started below it, the "
+          "store is served read-only)");
 ABSL_FLAG(std::string, durability, "wal",
           "wal (default: a process crash loses nothing), sync (every write "
           "synced), none (no write-ahead log)");
@@ -45,6 +49,7 @@ int main(int argc, char** argv) {
   if (options.data_dir.empty()) options.data_dir = aotcache::DefaultDataDir();
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
   options.max_graph_nodes = absl::GetFlag(FLAGS_max_graph_nodes);
+  options.min_free_bytes = absl::GetFlag(FLAGS_min_free_bytes);
   std::string durability = absl::GetFlag(FLAGS_durability);
   if (durability == "sync") {
     options.durability = aotcache::Durability::kSync;
@@ -76,6 +81,11 @@ int main(int argc, char** argv) {
                 (*daemon)->socket_path().c_str());
   }
   LOG(INFO) << "backend: " << (*daemon)->backend_name();
+  if (std::string problem = (*daemon)->store_write_problem();
+      !problem.empty()) {
+    LOG(WARNING) << "store not written (answers are compiled, not stored): "
+                 << problem;
+  }
   std::fflush(stdout);
   const absl::Duration idle_exit =
       absl::Seconds(absl::GetFlag(FLAGS_idle_exit_seconds));

@@ -159,6 +159,9 @@ class Remote {
     if (!response.bypass_reason().empty()) {
       out_ << " (" << response.bypass_reason() << ")";
     }
+    if (!response.not_stored_reason().empty()) {
+      out_ << " (compiled, not stored: " << response.not_stored_reason() << ")";
+    }
     out_ << "\nbackward: " << v1::BackwardState_Name(response.backward())
          << "\nforward:  " << response.forward().payload().size()
          << " payload bytes, calling convention "
@@ -194,6 +197,9 @@ class Remote {
         s.bytes_stored(), s.corrupt_artifacts(), s.compile_seconds_saved());
     for (const auto& [reason, count] : s.bypass_reasons()) {
       out_ << "  bypass: " << reason << "  " << count << "\n";
+    }
+    if (!s.store_write_problem().empty()) {
+      out_ << "store not written: " << s.store_write_problem() << "\n";
     }
     return 0;
   }

@@ -75,7 +75,7 @@ absl::StatusOr<Cache::Analyzed> Cache::AnalyzeRequest(
   return a;
 }
 
-bool Cache::Save(
+absl::Status Cache::Save(
     const v1::CacheEntry& entry,
     const std::vector<std::pair<std::string, std::string>>& artifacts) {
   absl::Status st = store_ == nullptr ? absl::UnavailableError("no store")
@@ -85,13 +85,13 @@ bool Cache::Save(
                  << " not saved (answered anyway): " << st;
     absl::MutexLock lock(&mu_);
     ++counters_.save_failures;
-    return false;
+    return st;
   }
   absl::MutexLock lock(&mu_);
   ++counters_.saves;
   for (const auto& [digest, bytes] : artifacts)
     counters_.bytes_stored += bytes.size();
-  return true;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<CompileResult> Cache::CompileAndStore(
@@ -143,8 +143,10 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
     ++counters_.misses;
   }
   // Persisted before the answer leaves.
-  if (!Save(entry, {{entry.forward_digest(), bytes}})) {
+  absl::Status saved = Save(entry, {{entry.forward_digest(), bytes}});
+  if (!saved.ok()) {
     result.forward_digest.clear();  // Not stored: answered inline.
+    result.not_stored_reason = std::string(saved.message());
   }
   return result;
 }
@@ -303,8 +305,12 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
       absl::MutexLock lock(&mu_);
       ++counters_.backward_compiles;
     }
-    if (Save(*entry, artifacts))
+    absl::Status saved = Save(*entry, artifacts);
+    if (saved.ok()) {
       compiled.stored_digest = entry->backward_digest();
+    } else {
+      compiled.not_stored_reason = std::string(saved.message());
+    }
     return compiled;
   });
 }

@@ -61,7 +61,8 @@ struct CompileResult {
   std::string forward_bytes;   // The encoded forward v1::Artifact.
   // The stored forward's digest; empty for bypass (nothing is stored).
   std::string forward_digest;
-  double compile_seconds = 0;  // Of the forward, when compiled or recorded.
+  double compile_seconds = 0;     // Of the forward, when compiled or recorded.
+  std::string not_stored_reason;  // A miss the store did not take: why.
 };
 
 struct BackwardResult {
@@ -69,6 +70,7 @@ struct BackwardResult {
   // The artifact's digest when the store holds it (FetchArtifact serves
   // it); empty when it could not be stored: answer it inline.
   std::string stored_digest;
+  std::string not_stored_reason;  // Why stored_digest is empty.
 };
 
 struct CacheCounters {
@@ -120,8 +122,10 @@ class Cache {
   absl::StatusOr<CompileResult> CompileAndStore(const CompileRequest& request,
                                                 Analyzed& analyzed);
   // False when the store refused (counted; the request is answered anyway).
-  bool Save(const v1::CacheEntry& entry,
-            const std::vector<std::pair<std::string, std::string>>& artifacts);
+  // OK, or why the entry was not stored (the request is answered anyway).
+  absl::Status Save(
+      const v1::CacheEntry& entry,
+      const std::vector<std::pair<std::string, std::string>>& artifacts);
 
   EntryStore* store_;
   const Backend* backend_;

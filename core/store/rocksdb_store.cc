@@ -1,7 +1,13 @@
 #include "core/store/rocksdb_store.h"
 
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -78,6 +84,35 @@ DbOptions(const StoreOptions& options) {
   return {db_options, families};
 }
 
+// Bytes free for an unprivileged writer on the file system of `path`, -1
+// when it cannot be told.
+int64_t FreeBytes(const std::string& path) {
+  struct statvfs st;
+  if (statvfs(path.c_str(), &st) != 0) return -1;
+  return static_cast<int64_t>(st.f_bavail) * static_cast<int64_t>(st.f_frsize);
+}
+
+// Holds RocksDB's LOCK file of the store at `path` as RocksDB does (an
+// fcntl write lock), for a read-only open, which takes no lock of its own:
+// no daemon may serve a store another one serves. Returns the fd.
+absl::StatusOr<int> LockStore(const std::string& path) {
+  const std::string file = path + "/LOCK";
+  int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open ", file, ": ", std::strerror(errno)));
+  }
+  struct flock lock = {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  if (fcntl(fd, F_SETLK, &lock) != 0) {
+    close(fd);
+    return absl::UnavailableError(absl::StrCat(
+        "store ", path, " is in use by another process (lock ", file, ")"));
+  }
+  return fd;
+}
+
 // What to tell an operator whose store does not open.
 std::string RepairHint(const std::string& path, const rocksdb::Status& st) {
   if (!st.IsCorruption() && !st.IsIOError()) return "";
@@ -141,8 +176,23 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
     }
   }
   rocksdb::DB* db = nullptr;
-  rocksdb::Status st = rocksdb::DB::Open(db_options, options.path, families,
-                                         &store->handles_, &db);
+  rocksdb::Status st;
+  const int64_t free = FreeBytes(options.path);
+  if (!fresh && free >= 0 && free < options.min_free_bytes) {
+    // An open writes (a new WAL, a MANIFEST, a flush of the old WAL): on a
+    // full disk RocksDB would abort. Read-only, the hits are still served.
+    AOTCACHE_ASSIGN_OR_RETURN(store->lock_fd_, LockStore(options.path));
+    store->read_only_ = true;
+    absl::MutexLock lock(&store->writes_mu_);
+    store->writes_stopped_ =
+        absl::StrCat("opened read-only: the disk is full (", free,
+                     " bytes free under ", options.path, ")");
+    st = rocksdb::DB::OpenForReadOnly(db_options, options.path, families,
+                                      &store->handles_, &db);
+  } else {
+    st = rocksdb::DB::Open(db_options, options.path, families, &store->handles_,
+                           &db);
+  }
   if (!st.ok()) {
     if (st.IsIOError() && st.ToString().find("lock") != std::string::npos) {
       return absl::UnavailableError(
@@ -164,7 +214,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
 
   std::string version;
   st = db->Get(rocksdb::ReadOptions(), store->meta_, kSchemaKey, &version);
-  if (st.IsNotFound()) {
+  if (st.IsNotFound() && store->read_only_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store ", options.path, " has no schema version and the disk is full"));
+  } else if (st.IsNotFound()) {
     if (!fresh && !existing.empty()) {
       // An existing store without a version is not ours.
       bool has_entries = false;
@@ -281,9 +334,18 @@ RocksDbStore::~RocksDbStore() {
     absl::MutexLock lock(&hits_mu_);
     WriteHits(pending_hits_).IgnoreError();  // Bookkeeping only.
   }
+  if (read_only_) {
+    for (rocksdb::ColumnFamilyHandle* h : handles_)
+      db_->DestroyColumnFamilyHandle(h);
+    db_.reset();
+    close(lock_fd_);
+    return;
+  }
   // A clean close leaves nothing only in the WAL (and, without a WAL,
   // nothing only in memory). A failure here is what a crash would be.
-  db_->Flush(rocksdb::FlushOptions(), handles_).PermitUncheckedError();
+  if (WriteProblem().empty()) {
+    db_->Flush(rocksdb::FlushOptions(), handles_).PermitUncheckedError();
+  }
   for (rocksdb::ColumnFamilyHandle* h : handles_)
     db_->DestroyColumnFamilyHandle(h);
   db_.reset();
@@ -294,6 +356,45 @@ rocksdb::WriteOptions RocksDbStore::WriteOptions() const {
   w.sync = options_.durability == Durability::kSync;
   w.disableWAL = options_.durability == Durability::kNoWal;
   return w;
+}
+
+absl::Status RocksDbStore::Write(const rocksdb::WriteOptions& options,
+                                 rocksdb::WriteBatch& batch,
+                                 absl::string_view what) {
+  {
+    absl::MutexLock lock(&writes_mu_);
+    if (!writes_stopped_.empty()) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(what, ": not written (", writes_stopped_, ")"));
+    }
+  }
+  const int64_t needed =
+      options_.min_free_bytes + static_cast<int64_t>(batch.GetDataSize());
+  const int64_t free = FreeBytes(options_.path);
+  if (free >= 0 && free < needed) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        what, ": not written: the disk is full (", free, " bytes free under ",
+        options_.path, ", ", needed, " needed)"));
+  }
+  rocksdb::Status st = db_->Write(options, &batch);
+  if (st.IsIOError() || st.IsNoSpace()) {
+    // RocksDB aborts on the next write after a failed WAL write (Debian's
+    // build asserts): no more writes until a restart.
+    absl::MutexLock lock(&writes_mu_);
+    writes_stopped_ = absl::StrCat("writes stopped after: ", st.ToString());
+  }
+  return FromRocksDb(st, what);
+}
+
+std::string RocksDbStore::WriteProblem() const {
+  absl::MutexLock lock(&writes_mu_);
+  if (!writes_stopped_.empty()) return writes_stopped_;
+  const int64_t free = FreeBytes(options_.path);
+  if (free >= 0 && free < options_.min_free_bytes) {
+    return absl::StrCat("the disk is full (", free, " bytes free under ",
+                        options_.path, ")");
+  }
+  return "";
 }
 
 absl::Mutex& RocksDbStore::KeyLock(absl::string_view key) {
@@ -360,8 +461,7 @@ absl::Status RocksDbStore::Put(
   for (const std::string& d : old_digests)
     batch.Merge(refcounts_, d, EncodeCount(-1));
   batch.Put(entries_, ToSlice(entry.key()), entry.SerializeAsString());
-  AOTCACHE_RETURN_IF_ERROR(
-      FromRocksDb(db_->Write(WriteOptions(), &batch), "writing an entry"));
+  AOTCACHE_RETURN_IF_ERROR(Write(WriteOptions(), batch, "writing an entry"));
   return Sweep(old_digests);
 }
 
@@ -381,8 +481,7 @@ absl::Status RocksDbStore::Delete(absl::string_view key) {
   batch.Delete(access_, ToSlice(key));
   for (const std::string& d : digests)
     batch.Merge(refcounts_, d, EncodeCount(-1));
-  AOTCACHE_RETURN_IF_ERROR(
-      FromRocksDb(db_->Write(WriteOptions(), &batch), "deleting an entry"));
+  AOTCACHE_RETURN_IF_ERROR(Write(WriteOptions(), batch, "deleting an entry"));
   return Sweep(digests);
 }
 
@@ -393,8 +492,8 @@ absl::Status RocksDbStore::Sweep(const std::vector<std::string>& digests) {
     rocksdb::WriteBatch batch;
     batch.Delete(artifacts_, d);
     batch.Delete(refcounts_, d);
-    AOTCACHE_RETURN_IF_ERROR(FromRocksDb(db_->Write(WriteOptions(), &batch),
-                                         "deleting an artifact"));
+    AOTCACHE_RETURN_IF_ERROR(
+        Write(WriteOptions(), batch, "deleting an artifact"));
   }
   return absl::OkStatus();
 }
@@ -428,7 +527,9 @@ absl::StatusOr<std::string> RocksDbStore::GetArtifact(
   if (st.IsCorruption() || Sha256Hex(bytes) != digest) {
     // Never served: dropped, so the caller recompiles and stores it again.
     DigestLocks lock(this, {std::string(digest)});
-    db_->Delete(WriteOptions(), artifacts_, ToSlice(digest));
+    rocksdb::WriteBatch drop;
+    drop.Delete(artifacts_, ToSlice(digest));
+    Write(WriteOptions(), drop, "dropping a bad artifact").IgnoreError();
     return absl::DataLossError(absl::StrCat(
         "artifact ", digest, " failed its digest check and was dropped"));
   }
@@ -464,7 +565,7 @@ absl::Status RocksDbStore::WriteHits(const HitMap& hits) {
   // or an artifact.
   rocksdb::WriteOptions unlogged;
   unlogged.disableWAL = true;
-  return FromRocksDb(db_->Write(unlogged, &batch), "recording hits");
+  return Write(unlogged, batch, "recording hits");
 }
 
 absl::StatusOr<RocksDbStore::Access> RocksDbStore::GetAccess(

@@ -44,6 +44,7 @@
 #include "aotcache/v1/store.pb.h"
 #include "core/store/entry_store.h"
 #include "rocksdb/db.h"
+#include "rocksdb/write_batch.h"
 
 namespace aotcache {
 
@@ -58,6 +59,11 @@ enum class Durability {
 struct StoreOptions {
   std::string path;
   Durability durability = Durability::kWalNoSync;
+  // Writes are refused (ResourceExhausted, nothing written) while fewer
+  // bytes than this would stay free on the store's file system; a store
+  // opened with less free is opened read-only. RocksDB must never meet a
+  // full disk: its next write after a failed one aborts the process.
+  int64_t min_free_bytes = int64_t{64} << 20;
   int64_t block_cache_bytes = int64_t{64} << 20;
   // Microseconds since the epoch; injected so tests need no sleeps.
   std::function<int64_t()> now_micros;
@@ -129,6 +135,10 @@ class RocksDbStore final : public EntryStore {
   };
   absl::StatusOr<Page> List(absl::string_view page_token, int page_size) const;
 
+  // Empty while the store takes writes; else why not (a full disk, a write
+  // that failed, a read-only open), for stats and logs.
+  std::string WriteProblem() const;
+
   // Re-hashes every artifact and reads every entry; drops and reports the
   // artifacts whose bytes do not match their digest and the entries that
   // do not parse or are not their key's. RocksDB's own checksums are
@@ -156,6 +166,10 @@ class RocksDbStore final : public EntryStore {
   // locks must be held.
   absl::Status Sweep(const std::vector<std::string>& digests);
   rocksdb::WriteOptions WriteOptions() const;
+  // Every write goes through here: refused while the disk is (nearly) full
+  // or after a failed write (which stops writes until a restart).
+  absl::Status Write(const rocksdb::WriteOptions& options,
+                     rocksdb::WriteBatch& batch, absl::string_view what);
 
   struct PendingHits {
     uint64_t count = 0;
@@ -171,6 +185,10 @@ class RocksDbStore final : public EntryStore {
   int64_t hits_written_micros_ ABSL_GUARDED_BY(hits_mu_) = 0;
 
   StoreOptions options_;
+  bool read_only_ = false;  // Opened on a full disk: serves, stores nothing.
+  int lock_fd_ = -1;        // The store's LOCK, held when read-only.
+  mutable absl::Mutex writes_mu_;
+  std::string writes_stopped_ ABSL_GUARDED_BY(writes_mu_);  // Why, if so.
   std::array<absl::Mutex, kStripes> key_locks_;
   std::array<absl::Mutex, kStripes> digest_locks_;
   // Column family handles are destroyed before the DB (member order: db_
