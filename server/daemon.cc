@@ -1,12 +1,17 @@
 #include "server/daemon.h"
 
 #include <filesystem>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
+#include "core/key/digest.h"
 #include "core/key/host_target.h"
+#include "core/status_macros.h"
 #include "glog/logging.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -21,8 +26,46 @@ namespace {
 // at once; more queue.
 constexpr int kMaxCompileThreads = 64;
 
+// A native backend whose compiler runs and links a kernel with `compiler`'s
+// options (a compiler that runs but cannot link kernels, libopenblas-dev
+// missing say, would fail every compile: found out now, once).
+absl::StatusOr<std::unique_ptr<NativeBackend>> UsableNative(
+    const HostCompilerOptions& compiler) {
+  absl::StatusOr<std::unique_ptr<NativeBackend>> native =
+      NativeBackend::Create(compiler);
+  if (!native.ok()) return native.status();
+  AOTCACHE_RETURN_IF_ERROR((*native)->CheckToolchain(HostTarget()));
+  return native;
+}
+
+// The host compiler's options for `sandbox` ("auto": bubblewrap where it
+// runs here).
+absl::StatusOr<std::unique_ptr<NativeBackend>> NativeWithSandbox(
+    HostCompilerOptions compiler, const std::string& sandbox) {
+  if (sandbox == "none") return UsableNative(compiler);
+  if (sandbox != "bwrap" && sandbox != "auto") {
+    return absl::InvalidArgumentError(absl::StrCat("unknown compiler sandbox '",
+                                                   sandbox,
+                                                   "' (available: auto, bwrap, "
+                                                   "none)"));
+  }
+  compiler.sandbox = Sandbox::kBubblewrap;
+  absl::StatusOr<std::unique_ptr<NativeBackend>> sandboxed =
+      UsableNative(compiler);
+  if (sandboxed.ok()) LOG(INFO) << "the C++ compiler runs in bubblewrap";
+  if (sandboxed.ok() || sandbox == "bwrap") return sandboxed;
+  LOG(WARNING) << "the C++ compiler runs without a sandbox (bubblewrap does "
+                  "not run here: "
+               << sandboxed.status().message()
+               << "); install bubblewrap to confine it";
+  compiler.sandbox = Sandbox::kNone;
+  return UsableNative(compiler);
+}
+
 // The backend `name` asks for; "auto" is native when the compiler runs.
-absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name) {
+absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
+    const DaemonOptions& options) {
+  const std::string& name = options.backend_name;
   if (name == "reference") return std::make_unique<ReferenceBackend>();
   if (name != "native" && name != "auto") {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -31,12 +74,11 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name) {
   HostCompilerOptions compiler;
   const char* cxx = std::getenv("AOTCACHE_CXX");
   if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
+  compiler.temp_root = CompilerTempRoot(options.data_dir);
   absl::StatusOr<std::unique_ptr<NativeBackend>> native =
-      NativeBackend::Create(compiler);
-  // A compiler that runs but cannot link kernels (libopenblas-dev missing,
-  // say) would fail every compile: found out now, once.
-  absl::Status usable =
-      native.ok() ? (*native)->CheckToolchain(HostTarget()) : native.status();
+      NativeWithSandbox(compiler, options.compiler_sandbox);
+  if (absl::IsInvalidArgument(native.status())) return native.status();
+  absl::Status usable = native.status();
   if (usable.ok()) return std::unique_ptr<Backend>(*std::move(native));
   if (name == "native") return usable;
   LOG(WARNING) << "the native backend cannot run here (" << usable.message()
@@ -45,6 +87,14 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(const std::string& name) {
 }
 
 }  // namespace
+
+std::string CompilerTempRoot(const std::string& data_dir) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::error_code ec;
+  std::string absolute = std::filesystem::absolute(data_dir, ec).string();
+  return absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
+                      "/aotcache-", Sha256Hex(absolute).substr(0, 16));
+}
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
     const DaemonOptions& options) {
@@ -77,10 +127,16 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
     return store.status();
   }
   d->store_ = *std::move(store);
+  // The store's lock proves no other daemon uses this data dir: what is in
+  // its compiler temp root was left by a killed one.
+  const std::string compiler_tmp = CompilerTempRoot(options.data_dir);
+  std::filesystem::remove_all(compiler_tmp, ec);
+  std::filesystem::create_directory(compiler_tmp, ec);
+  std::filesystem::permissions(compiler_tmp, std::filesystem::perms::owner_all,
+                               ec);
   Backend* backend = options.backend;
   if (backend == nullptr) {
-    absl::StatusOr<std::unique_ptr<Backend>> made =
-        MakeBackend(options.backend_name);
+    absl::StatusOr<std::unique_ptr<Backend>> made = MakeBackend(options);
     if (!made.ok()) return made.status();
     d->backend_ = *std::move(made);
     backend = d->backend_.get();
@@ -137,8 +193,19 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
 void Daemon::Shutdown(std::chrono::milliseconds grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  // Calls still running at the deadline are cancelled, but a compile holds
+  // its call until it returns: the compilers are killed then, so that the
+  // daemon stops within the grace (systemd's and Kubernetes' kill follows).
+  absl::Notification stopped;
+  std::thread stop_compilers([&] {
+    if (!stopped.WaitForNotificationWithTimeout(absl::FromChrono(grace))) {
+      CancelHostCompiles();
+    }
+  });
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_->Wait();
+  stopped.Notify();
+  stop_compilers.join();
   std::error_code ec;
   std::filesystem::remove(socket_path_, ec);
 }

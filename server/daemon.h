@@ -40,8 +40,19 @@ struct DaemonOptions {
   // "auto": native when the C++ compiler ($AOTCACHE_CXX, else c++ on PATH)
   // runs, else reference; "native"; "reference".
   std::string backend_name = "auto";
+  // The native backend's compiler: "auto" in bubblewrap where it runs here
+  // (else unconfined, with a warning), "bwrap" (an error where it does not
+  // run), "none". Resource limits apply either way.
+  std::string compiler_sandbox = "auto";
   Backend* backend = nullptr;  // Not owned; overrides backend_name.
 };
+
+// Where the host compiler's private dirs are made for the daemon of
+// `data_dir`: a dir of its own under $TMPDIR (else /tmp), not on the data
+// dir's disk (which may be full). A daemon empties it when it starts (its
+// store's lock proves it is the only one of this data dir), so that what a
+// killed daemon's compiles left is removed.
+std::string CompilerTempRoot(const std::string& data_dir);
 
 class Daemon {
  public:

@@ -20,6 +20,10 @@ ABSL_FLAG(std::string, backend, "auto",
           "the compiler backend: native, reference, or auto (native when the "
           "C++ compiler, $AOTCACHE_CXX else c++, builds a test kernel at "
           "startup)");
+ABSL_FLAG(std::string, compiler_sandbox, "auto",
+          "how the native backend confines the C++ compiler: auto (bubblewrap "
+          "where it runs, else unconfined with a warning), bwrap (required), "
+          "or none; address-space, file-size and CPU limits apply always");
 ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
           "largest request accepted");
 ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted, in nodes");
@@ -44,6 +48,7 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = true;  // systemd, containers and scripts/run read it.
   aotcache::DaemonOptions options;
   options.backend_name = absl::GetFlag(FLAGS_backend);
+  options.compiler_sandbox = absl::GetFlag(FLAGS_compiler_sandbox);
   options.listen = absl::GetFlag(FLAGS_listen);
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   if (options.data_dir.empty()) options.data_dir = aotcache::DefaultDataDir();

@@ -4,8 +4,10 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -66,6 +68,86 @@ TEST(HostCompilerTest, ACompilePastTheTimeoutIsKilledAndLeavesNoFiles) {
   absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   EXPECT_TRUE(absl::IsDeadlineExceeded(so.status())) << so.status();
+  EXPECT_TRUE(IsEmpty(tmp.path()));
+}
+
+// A "compiler" (a script) that reports, in the shared object it writes,
+// what it could do: write beside the test, see a network interface.
+std::string ProbingCompiler(const std::string& bin, const std::string& probe) {
+  std::string path = bin + "/probing-cc";
+  std::ofstream(path) << "#!/bin/sh\n"
+                      << "out=\"\"\n"
+                      << "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=\"$2\";"
+                      << " shift; done\n"
+                      << "touch '" << probe << "' 2>/dev/null && echo wrote\n"
+                      << "awk 'NR > 2 { print $1 }' /proc/net/dev > \"$out\"\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+TEST(HostCompilerTest,
+     TheSandboxedCompilerCanWriteOnlyItsOwnDirAndHasNoNetwork) {
+  if (std::system("bwrap --ro-bind / / --unshare-all -- true") != 0) {
+    GTEST_SKIP() << "bubblewrap does not run here";
+  }
+  testing::TempDir tmp;
+  // Outside /tmp (private in the sandbox), on the test's own disk: the
+  // script and the file it tries to write, both visible to the test.
+  const std::filesystem::path here = std::filesystem::current_path();
+  const std::string probe = (here / "sandbox-probe").string();
+  std::filesystem::remove(probe);
+  HostCompilerOptions options;
+  options.compiler = ProbingCompiler(here.string(), probe);
+  options.temp_root = tmp.path();
+  options.sandbox = Sandbox::kBubblewrap;
+  absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
+  ASSERT_TRUE(so.ok()) << so.status();
+  EXPECT_EQ(*so, "lo:\n");  // Loopback only: a network namespace of its own.
+  EXPECT_FALSE(std::filesystem::exists(probe));
+  EXPECT_TRUE(IsEmpty(tmp.path()));
+
+  options.sandbox = Sandbox::kNone;  // The same probe unconfined sees both.
+  so = CompileSharedObject("int x;\n", options);
+  ASSERT_TRUE(so.ok()) << so.status();
+  EXPECT_NE(*so, "lo:\n");
+  EXPECT_TRUE(std::filesystem::exists(probe));
+  std::filesystem::remove(probe);
+  std::filesystem::remove(options.compiler);
+}
+
+TEST(HostCompilerTest, ACompilerPastItsMemoryLimitFails) {
+  testing::TempDir tmp, bin;
+  std::string hungry = bin.path() + "/hungry-cc";
+  std::ofstream(hungry)
+      << "#!/bin/sh\nexec awk 'BEGIN { s = sprintf(\"%400000000s\", \"\");"
+         " exit 0 }'\n";
+  std::filesystem::permissions(hungry, std::filesystem::perms::owner_all);
+  HostCompilerOptions options;
+  options.compiler = hungry;
+  options.temp_root = tmp.path();
+  options.memory_limit_bytes = int64_t{128} << 20;
+  absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
+  EXPECT_TRUE(absl::IsInternal(so.status())) << so.status();
+  EXPECT_TRUE(IsEmpty(tmp.path()));
+}
+
+TEST(HostCompilerTest, CancelKillsTheCompilesRunningNow) {
+  testing::TempDir tmp, bin;
+  std::string slow = bin.path() + "/slow-cc";
+  std::ofstream(slow) << "#!/bin/sh\nsleep 60\n";
+  std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
+  HostCompilerOptions options;
+  options.compiler = slow;
+  options.temp_root = tmp.path();
+  absl::Time start = absl::Now();
+  std::thread cancel([] {
+    absl::SleepFor(absl::Milliseconds(300));
+    CancelHostCompiles();
+  });
+  absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
+  cancel.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_TRUE(absl::IsCancelled(so.status())) << so.status();
   EXPECT_TRUE(IsEmpty(tmp.path()));
 }
 

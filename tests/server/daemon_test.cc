@@ -12,13 +12,16 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "aotcache/v1/service.grpc.pb.h"
+#include "core/backend/native/host_compiler.h"
 #include "core/backend/reference_backend.h"
+#include "core/status_macros.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/impl/client_unary_call.h"
 #include "grpcpp/security/credentials.h"
@@ -407,6 +410,69 @@ TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
   EXPECT_TRUE(slow_status.ok()) << slow_status.error_message();
   EXPECT_EQ(slow_response.status(), v1::COMPILE_STATUS_MISS);
   EXPECT_TRUE(shut_down);
+}
+
+// A backend whose host compiler would run for a minute.
+class SlowCompilerBackend final : public Backend {
+ public:
+  explicit SlowCompilerBackend(std::string compiler)
+      : compiler_(std::move(compiler)) {}
+  absl::string_view name() const override { return "slow"; }
+  absl::string_view version() const override { return "1"; }
+
+ private:
+  absl::StatusOr<v1::Artifact> CompileCanonical(
+      const v1::Graph&, const ArtifactSpec&) const override {
+    HostCompilerOptions options;
+    options.compiler = compiler_;
+    AOTCACHE_RETURN_IF_ERROR(CompileSharedObject("", options).status());
+    return absl::InternalError("unreachable: the compiler was killed");
+  }
+  std::string compiler_;
+};
+
+// Past the drain deadline the compilers still running are killed, so that
+// the daemon stops within its grace (it waited for the compile to end).
+TEST(DaemonDrainTest, CompilesPastTheDrainDeadlineAreKilled) {
+  TempDir dir, bin;
+  std::string slow = bin.path() + "/slow-cc";
+  std::ofstream(slow) << "#!/bin/sh\nsleep 60\n";
+  std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
+  SlowCompilerBackend backend(slow);
+  DaemonOptions options;
+  options.data_dir = dir.path();
+  options.backend = &backend;
+  auto daemon = Daemon::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  auto stub = v1::CompileService::NewStub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*daemon)->port()),
+                          grpc::InsecureChannelCredentials()));
+  grpc::Status status;
+  std::thread call([&] {
+    grpc::ClientContext ctx;
+    v1::CompileResponse response;
+    status = stub->Compile(&ctx, Request("mlp_mse__nrg.json"), &response);
+  });
+  absl::SleepFor(absl::Milliseconds(500));  // The compiler is running.
+  absl::Time start = absl::Now();
+  (*daemon)->Shutdown(std::chrono::milliseconds(500));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  call.join();
+  EXPECT_FALSE(status.ok());
+}
+
+TEST(DaemonStartTest, RemovesWhatAKilledDaemonsCompilesLeft) {
+  TempDir dir;
+  const std::string stale = CompilerTempRoot(dir.path()) + "/aotcache-cc-left";
+  std::filesystem::create_directories(stale);
+  std::ofstream(stale + "/kernels.cc") << "int x;\n";
+  DaemonOptions options;
+  options.data_dir = dir.path();
+  options.listen = "";
+  auto daemon = Daemon::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  EXPECT_FALSE(std::filesystem::exists(stale));
+  EXPECT_TRUE(std::filesystem::is_directory(CompilerTempRoot(dir.path())));
 }
 
 TEST(AotcachedProcessTest, SigtermDrainsAndExitsZero) {

@@ -7,13 +7,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "core/paths/read_file.h"
 
@@ -54,13 +59,45 @@ class PrivateDir {
 
 struct Exit {
   bool timed_out = false;
+  bool cancelled = false;
   int status = 0;  // From waitpid.
 };
 
+// Bumped by CancelHostCompiles: a compile started in an earlier epoch is
+// killed.
+std::atomic<int64_t> cancel_epoch{0};
+
+// Holds one of the process's MaxConcurrentCompilers slots.
+class CompilerSlot {
+ public:
+  CompilerSlot() {
+    mu().LockWhen(absl::Condition(
+        +[](int* running) { return *running < MaxConcurrentCompilers(); },
+        &running()));
+    ++running();
+    mu().Unlock();
+  }
+  ~CompilerSlot() {
+    absl::MutexLock lock(&mu());
+    --running();
+  }
+
+ private:
+  static absl::Mutex& mu() {
+    static absl::Mutex* const m = new absl::Mutex();
+    return *m;
+  }
+  static int& running() {
+    static int n = 0;
+    return n;
+  }
+};
+
 // Runs argv with stdout and stderr into `log`, in a process group of its
-// own; kills the group at `timeout`.
+// own; kills the group at `timeout` or when CancelHostCompiles is called.
 absl::StatusOr<Exit> Run(const std::vector<std::string>& argv,
                          const std::string& log, absl::Duration timeout) {
+  const int64_t epoch = cancel_epoch.load();
   std::vector<char*> args;
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
@@ -87,10 +124,11 @@ absl::StatusOr<Exit> Run(const std::vector<std::string>& argv,
   Exit exit;
   absl::Time deadline = absl::Now() + timeout;
   while (waitpid(pid, &exit.status, WNOHANG) != pid) {
-    if (absl::Now() >= deadline) {
+    exit.timed_out = absl::Now() >= deadline;
+    exit.cancelled = cancel_epoch.load() != epoch;
+    if (exit.timed_out || exit.cancelled) {
       kill(-pid, SIGKILL);
       waitpid(pid, &exit.status, 0);
-      exit.timed_out = true;
       break;
     }
     absl::SleepFor(absl::Milliseconds(5));
@@ -98,10 +136,77 @@ absl::StatusOr<Exit> Run(const std::vector<std::string>& argv,
   return exit;
 }
 
+// Whether `program` (a path, or a name looked up on PATH) is executable.
+bool IsExecutableOnPath(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    return access(program.c_str(), X_OK) == 0;
+  }
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir :
+       absl::StrSplit(path != nullptr ? path : "", ':', absl::SkipEmpty())) {
+    if (access(absl::StrCat(dir, "/", program).c_str(), X_OK) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The command that runs `compiler_argv` within the options' limits (and
+// sandbox), in the private directory `dir`.
+std::vector<std::string> Confined(const HostCompilerOptions& options,
+                                  const std::string& dir,
+                                  std::vector<std::string> compiler_argv) {
+  const int64_t cpu_seconds = absl::ToInt64Seconds(options.timeout) + 1;
+  std::vector<std::string> argv = {
+      "prlimit", absl::StrCat("--as=", options.memory_limit_bytes),
+      absl::StrCat("--fsize=", int64_t{1} << 30),
+      absl::StrCat("--cpu=", cpu_seconds), "--"};
+  if (options.sandbox == Sandbox::kBubblewrap) {
+    argv.insert(argv.end(), {"bwrap",
+                             "--ro-bind",
+                             "/",
+                             "/",
+                             "--dev",
+                             "/dev",
+                             "--proc",
+                             "/proc",
+                             "--tmpfs",
+                             "/tmp",
+                             "--bind",
+                             dir,
+                             dir,
+                             "--unshare-all",
+                             "--die-with-parent",
+                             "--new-session",
+                             "--setenv",
+                             "TMPDIR",
+                             dir,
+                             "--chdir",
+                             dir,
+                             "--"});
+  }
+  argv.insert(argv.end(), compiler_argv.begin(), compiler_argv.end());
+  return argv;
+}
+
 }  // namespace
+
+int MaxConcurrentCompilers() {
+  static const int n =
+      std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return n;
+}
+
+void CancelHostCompiles() { ++cancel_epoch; }
 
 absl::StatusOr<std::string> CompileSharedObject(
     const std::string& source, const HostCompilerOptions& options) {
+  // Run through prlimit (and bwrap), whose failure to start the compiler is
+  // only an exit status: a missing compiler is found here instead.
+  if (!IsExecutableOnPath(options.compiler)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot run the C++ compiler '", options.compiler, "': not found"));
+  }
   absl::StatusOr<PrivateDir> dir = PrivateDir::Make(options.temp_root);
   if (!dir.ok()) return dir.status();
   const std::string src = dir->path() + "/kernels.cc";
@@ -112,12 +217,19 @@ absl::StatusOr<std::string> CompileSharedObject(
     f << source;
     if (!f) return absl::FailedPreconditionError("cannot write " + src);
   }
-  std::vector<std::string> argv = {options.compiler};
-  argv.insert(argv.end(), options.flags.begin(), options.flags.end());
-  argv.insert(argv.end(), {"-shared", "-fPIC", "-o", out, src});
-  argv.insert(argv.end(), options.libraries.begin(), options.libraries.end());
+  std::vector<std::string> compiler = {options.compiler};
+  compiler.insert(compiler.end(), options.flags.begin(), options.flags.end());
+  compiler.insert(compiler.end(), {"-shared", "-fPIC", "-o", out, src});
+  compiler.insert(compiler.end(), options.libraries.begin(),
+                  options.libraries.end());
+  std::vector<std::string> argv =
+      Confined(options, dir->path(), std::move(compiler));
+  CompilerSlot slot;
   absl::StatusOr<Exit> exit = Run(argv, log, options.timeout);
   if (!exit.ok()) return exit.status();
+  if (exit->cancelled) {
+    return absl::CancelledError("the C++ compiler was stopped: shutting down");
+  }
   if (exit->timed_out) {
     return absl::DeadlineExceededError(
         absl::StrCat("the C++ compiler ran past ",

@@ -1,12 +1,17 @@
 // HostCompiler: turns one C++ source file into a shared object with the
 // machine's C++ compiler. Each compile runs in a private temporary
 // directory, removed afterwards whatever happens, in its own process group,
-// which is killed when the time limit passes.
-// Thread-safety: thread-safe (no shared state; each call has its own
-// directory and process).
+// which is killed when the time limit passes or CancelHostCompiles is
+// called. Its resources are bounded: an address-space, file-size and CPU
+// limit (prlimit), and at most kMaxConcurrentCompilers at once in the
+// process. With Sandbox::kBubblewrap the compiler also runs in bubblewrap:
+// no network, every system dir read-only, only its private dir and a
+// private /tmp writable, and it dies with its parent.
+// Thread-safety: thread-safe; each call has its own directory and process.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_HOST_COMPILER_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_HOST_COMPILER_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +19,11 @@
 #include "absl/time/time.h"
 
 namespace aotcache {
+
+enum class Sandbox {
+  kNone,        // Only the resource limits.
+  kBubblewrap,  // bwrap on PATH: see the header comment.
+};
 
 struct HostCompilerOptions {
   // The compiler: a name looked up on PATH, or a path.
@@ -24,12 +34,22 @@ struct HostCompilerOptions {
   // Libraries after the source, e.g. {"-lmvec", "-lopenblas"}.
   std::vector<std::string> libraries;
   absl::Duration timeout = absl::Seconds(120);
+  int64_t memory_limit_bytes = int64_t{4} << 30;  // Address space.
+  Sandbox sandbox = Sandbox::kNone;
   // Where the private directory is made; empty: $TMPDIR, else /tmp.
   std::string temp_root;
 };
 
+// Compilers run at once in this process, beyond which compiles wait.
+int MaxConcurrentCompilers();
+
+// Kills every compile running now (they return Cancelled); later compiles
+// run as usual. For a daemon whose drain deadline passed.
+void CancelHostCompiles();
+
 // The shared object's bytes. Internal with the compiler's message when it
-// fails; DeadlineExceeded when it runs past the timeout (it is killed);
+// fails (or passes a resource limit); DeadlineExceeded when it runs past the
+// timeout (it is killed); Cancelled by CancelHostCompiles;
 // FailedPrecondition when it cannot be started.
 absl::StatusOr<std::string> CompileSharedObject(
     const std::string& source, const HostCompilerOptions& options);
