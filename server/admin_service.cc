@@ -25,6 +25,7 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
   response->set_corrupt_artifacts(c.corrupt_artifacts);
   response->set_memoized_hits(c.memoized_hits);
   response->set_store_write_problem(store_->WriteProblem());
+  response->set_remembered_failures(c.remembered_failures);
   return grpc::Status::OK;
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "aotcache/v1/compile_frames.pb.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
@@ -55,6 +56,7 @@ grpc::ByteBuffer EncodeResponse(CompileResult& r, bool by_reference) {
   }
   frame.set_forward_digest(std::move(r.forward_digest));
   frame.set_not_stored_reason(std::move(r.not_stored_reason));
+  frame.set_shared_compile(r.shared_compile);
   grpc::Slice slice(frame.SerializeAsString());
   return grpc::ByteBuffer(&slice, 1);
 }
@@ -91,9 +93,22 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
-  workers_->Schedule([this, reactor, response, by_reference,
+  const int64_t size = static_cast<int64_t>(bytes.size());
+  if (!in_flight_->TryTake(size)) {
+    reactor->Finish(
+        grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                     absl::StrCat("the daemon holds ", in_flight_->limit(),
+                                  " bytes of requests already; retry later")));
+    return reactor;
+  }
+  workers_->Schedule([this, reactor, response, by_reference, size,
                       bytes = std::move(bytes),
                       digest = std::move(digest)]() mutable {
+    struct Given {
+      BytesInFlight* budget;
+      int64_t n;
+      ~Given() { budget->Give(n); }
+    } given{in_flight_, size};
     v1::CompileRequest decoded;
     if (!decoded.ParseFromString(bytes)) {
       reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,

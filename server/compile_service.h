@@ -15,6 +15,7 @@
 #include "core/cache/cache.h"
 #include "core/store/entry_store.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "server/bytes_in_flight.h"
 #include "server/call_clock.h"
 #include "server/worker_pool.h"
 
@@ -24,9 +25,14 @@ class CompileServiceImpl final
     : public v1::CompileService::WithRawCallbackMethod_Compile<
           v1::CompileService::Service> {
  public:
+  // Requests past `in_flight`'s budget are refused (RESOURCE_EXHAUSTED).
   CompileServiceImpl(Cache* cache, EntryStore* store, CallClock* clock,
-                     WorkerPool* workers)
-      : cache_(cache), store_(store), clock_(clock), workers_(workers) {}
+                     WorkerPool* workers, BytesInFlight* in_flight)
+      : cache_(cache),
+        store_(store),
+        clock_(clock),
+        workers_(workers),
+        in_flight_(in_flight) {}
 
   grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
                                     const grpc::ByteBuffer* request,
@@ -46,6 +52,7 @@ class CompileServiceImpl final
   EntryStore* store_;
   CallClock* clock_;
   WorkerPool* workers_;
+  BytesInFlight* in_flight_;
 };
 
 }  // namespace aotcache

@@ -146,8 +146,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   cache_options.limits.max_nodes = options.max_graph_nodes;
   d->cache_ = std::make_unique<Cache>(d->store_.get(), backend, cache_options);
   d->workers_ = std::make_unique<WorkerPool>(kMaxCompileThreads);
+  d->in_flight_ = std::make_unique<BytesInFlight>(options.max_bytes_in_flight);
   d->compile_service_ = std::make_unique<CompileServiceImpl>(
-      d->cache_.get(), d->store_.get(), &d->call_clock_, d->workers_.get());
+      d->cache_.get(), d->store_.get(), &d->call_clock_, d->workers_.get(),
+      d->in_flight_.get());
   d->admin_service_ = std::make_unique<AdminServiceImpl>(
       d->cache_.get(), d->store_.get(), &d->call_clock_);
 

@@ -20,6 +20,7 @@
 #include "core/paths/data_dir.h"
 #include "core/store/rocksdb_store.h"
 #include "grpcpp/server.h"
+#include "server/bytes_in_flight.h"
 #include "server/call_clock.h"
 #include "server/worker_pool.h"
 
@@ -31,6 +32,9 @@ struct DaemonOptions {
   std::string listen = "127.0.0.1:0";
   std::string data_dir;  // Required.
   int64_t max_request_bytes = int64_t{64} << 20;
+  // Request bytes held at once (decoded and analyzed, a request takes
+  // several times its size); more are refused with RESOURCE_EXHAUSTED.
+  int64_t max_bytes_in_flight = int64_t{512} << 20;
   int64_t max_graph_nodes = 100000;
   Durability durability = Durability::kWalNoSync;
   // Below this many free bytes on the data dir's disk nothing is stored
@@ -83,6 +87,8 @@ class Daemon {
   std::string backend_name_;
   std::unique_ptr<Cache> cache_;
   CallClock call_clock_;
+  // Before the pool: its tasks give their bytes back when it drains.
+  std::unique_ptr<BytesInFlight> in_flight_;
   std::unique_ptr<WorkerPool> workers_;
   std::unique_ptr<grpc::Service> compile_service_;
   std::unique_ptr<grpc::Service> admin_service_;

@@ -24,6 +24,8 @@ ABSL_FLAG(std::string, compiler_sandbox, "auto",
           "how the native backend confines the C++ compiler: auto (bubblewrap "
           "where it runs, else unconfined with a warning), bwrap (required), "
           "or none; address-space, file-size and CPU limits apply always");
+ABSL_FLAG(int64_t, max_bytes_in_flight, int64_t{512} << 20,
+          "request bytes held at once; more are refused (RESOURCE_EXHAUSTED)");
 ABSL_FLAG(int64_t, max_request_bytes, int64_t{64} << 20,
           "largest request accepted");
 ABSL_FLAG(int64_t, max_graph_nodes, 100000, "largest graph accepted, in nodes");
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   if (options.data_dir.empty()) options.data_dir = aotcache::DefaultDataDir();
   options.max_request_bytes = absl::GetFlag(FLAGS_max_request_bytes);
+  options.max_bytes_in_flight = absl::GetFlag(FLAGS_max_bytes_in_flight);
   options.max_graph_nodes = absl::GetFlag(FLAGS_max_graph_nodes);
   options.min_free_bytes = absl::GetFlag(FLAGS_min_free_bytes);
   std::string durability = absl::GetFlag(FLAGS_durability);

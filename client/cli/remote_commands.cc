@@ -159,6 +159,7 @@ class Remote {
     if (!response.bypass_reason().empty()) {
       out_ << " (" << response.bypass_reason() << ")";
     }
+    if (response.shared_compile()) out_ << " (shared a concurrent compile)";
     if (!response.not_stored_reason().empty()) {
       out_ << " (compiled, not stored: " << response.not_stored_reason() << ")";
     }

@@ -92,6 +92,9 @@ absl::StatusOr<int> GraphBuilder::EmitOne(const OpInfo& op,
 absl::StatusOr<v1::Graph> GraphBuilder::Finish() && {
   absl::StatusOr<ResolvedGraph> check =
       ValidateGraph(out_, InternalGraphLimits());
+  // Past a limit (a training graph has about twice its graph's nodes) is
+  // the request's size, not a bug.
+  if (absl::IsResourceExhausted(check.status())) return check.status();
   if (!check.ok()) {
     return absl::InternalError(
         absl::StrCat("built an invalid graph: ", check.status().message()));

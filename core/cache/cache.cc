@@ -208,8 +208,56 @@ absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
     key_memo_.insert_or_assign(request.request_digest, a.key);
   }
   if (std::optional<CompileResult> hit = TryHit(a.key)) return *hit;
-  return forward_flights_.Do(a.key,
-                             [&] { return CompileAndStore(request, a); });
+  bool waited = false;
+  absl::StatusOr<CompileResult> result = CompileOnce(
+      a.key, [&] { return CompileAndStore(request, a); }, &waited);
+  if (result.ok()) result->shared_compile = waited;
+  return result;
+}
+
+namespace {
+
+// Whether another compile of the same graph would fail the same way (not a
+// passing condition: the daemon stopping, a store or machine that is busy).
+bool Repeats(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) || absl::IsInternal(status) ||
+         absl::IsResourceExhausted(status) ||
+         absl::IsDeadlineExceeded(status) || absl::IsFailedPrecondition(status);
+}
+
+}  // namespace
+
+absl::StatusOr<CompileResult> Cache::CompileOnce(
+    const std::string& key,
+    absl::FunctionRef<absl::StatusOr<CompileResult>()> compile, bool* waited) {
+  {
+    absl::MutexLock lock(&failures_mu_);
+    auto it = failures_.find(key);
+    if (it != failures_.end()) {
+      const absl::Duration ago = absl::Now() - it->second.when;
+      if (ago < options_.failure_memory) {
+        absl::Status remembered(
+            it->second.status.code(),
+            absl::StrCat(
+                it->second.status.message(), " (remembered from ",
+                absl::FormatDuration(absl::Trunc(ago, absl::Seconds(1))),
+                " ago; not compiled again)"));
+        absl::MutexLock counters_lock(&mu_);
+        ++counters_.remembered_failures;
+        return remembered;
+      }
+      failures_.erase(it);
+    }
+  }
+  absl::StatusOr<CompileResult> result =
+      forward_flights_.Do(key, compile, waited);
+  if (!result.ok() && Repeats(result.status()) &&
+      options_.failure_memory > absl::ZeroDuration()) {
+    absl::MutexLock lock(&failures_mu_);
+    if (failures_.size() >= kMaxRememberedFailures) failures_.clear();
+    failures_[key] = Failure{result.status(), absl::Now()};
+  }
+  return result;
 }
 
 absl::StatusOr<BackwardResult> Cache::GetBackward(

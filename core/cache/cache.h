@@ -18,8 +18,11 @@
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "aotcache/v1/artifact.pb.h"
 #include "aotcache/v1/store.pb.h"
 #include "core/backend/backend.h"
@@ -36,6 +39,9 @@ struct CacheOptions {
   int64_t max_cached_constant_bytes = int64_t{1} << 20;
   // Overrides the build's pipeline version (tests).
   std::string pipeline_version;
+  // A compile that failed for its graph (not for a passing condition) is
+  // answered with the same error for this long, without compiling again.
+  absl::Duration failure_memory = absl::Minutes(10);
 };
 
 struct CompileRequest {
@@ -63,6 +69,9 @@ struct CompileResult {
   std::string forward_digest;
   double compile_seconds = 0;     // Of the forward, when compiled or recorded.
   std::string not_stored_reason;  // A miss the store did not take: why.
+  // A miss this request waited for: an identical concurrent request's
+  // compile, done once for both.
+  bool shared_compile = false;
 };
 
 struct BackwardResult {
@@ -87,6 +96,8 @@ struct CacheCounters {
   int64_t corrupt_artifacts = 0;
   // Hits answered from a request seen before, without re-analysis.
   int64_t memoized_hits = 0;
+  // Requests answered with a remembered compile failure.
+  int64_t remembered_failures = 0;
 };
 
 class Cache {
@@ -121,7 +132,6 @@ class Cache {
   absl::StatusOr<Analyzed> AnalyzeRequest(const CompileRequest& request) const;
   absl::StatusOr<CompileResult> CompileAndStore(const CompileRequest& request,
                                                 Analyzed& analyzed);
-  // False when the store refused (counted; the request is answered anyway).
   // OK, or why the entry was not stored (the request is answered anyway).
   absl::Status Save(
       const v1::CacheEntry& entry,
@@ -145,6 +155,22 @@ class Cache {
   absl::Mutex memo_mu_;
   absl::flat_hash_map<std::string, std::string> key_memo_
       ABSL_GUARDED_BY(memo_mu_);
+
+  // Runs `compile` for `key` once among concurrent calls (setting
+  // `*waited` for those that waited), unless it failed within
+  // failure_memory: a failure another try would repeat is remembered (the
+  // key's material decides it).
+  absl::StatusOr<CompileResult> CompileOnce(
+      const std::string& key,
+      absl::FunctionRef<absl::StatusOr<CompileResult>()> compile, bool* waited);
+  struct Failure {
+    absl::Status status;
+    absl::Time when;
+  };
+  static constexpr size_t kMaxRememberedFailures = 1 << 12;
+  absl::Mutex failures_mu_;
+  absl::flat_hash_map<std::string, Failure> failures_
+      ABSL_GUARDED_BY(failures_mu_);
 };
 
 }  // namespace aotcache

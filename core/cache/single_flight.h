@@ -21,9 +21,10 @@ template <typename T>
 class SingleFlight {
  public:
   // Runs `work` unless a call with `key` is already running, in which case
-  // waits for that call and returns its result.
+  // waits for that call and returns its result (and sets `*waited`).
   absl::StatusOr<T> Do(const std::string& key,
-                       absl::FunctionRef<absl::StatusOr<T>()> work) {
+                       absl::FunctionRef<absl::StatusOr<T>()> work,
+                       bool* waited = nullptr) {
     std::shared_ptr<Flight> flight;
     bool leader = false;
     {
@@ -38,6 +39,7 @@ class SingleFlight {
         waiting_.fetch_add(1);
       }
     }
+    if (waited != nullptr) *waited = !leader;
     if (!leader) {
       flight->done.WaitForNotification();
       waiting_.fetch_sub(1);

@@ -115,6 +115,7 @@ v1::Graph CanonicalGraph(const ResolvedGraph& g) {
 absl::StatusOr<v1::Graph> CanonicalInternalGraph(const v1::Graph& graph) {
   absl::StatusOr<ResolvedGraph> resolved =
       ValidateGraph(graph, InternalGraphLimits());
+  if (absl::IsResourceExhausted(resolved.status())) return resolved.status();
   if (!resolved.ok()) {
     return absl::InternalError(
         absl::StrCat("built an invalid graph: ", resolved.status().message()));

@@ -24,7 +24,8 @@ namespace aotcache {
 v1::Graph CanonicalGraph(const ResolvedGraph& graph);
 
 // The canonical form of a graph aotcache built itself (InternalGraphLimits):
-// Internal if it fails validation, a bug upstream.
+// ResourceExhausted past a limit, else Internal if it fails validation (a
+// bug upstream).
 absl::StatusOr<v1::Graph> CanonicalInternalGraph(const v1::Graph& graph);
 
 // `bound` in a Graph's wire form; `name_of` names a tensor argument's value.

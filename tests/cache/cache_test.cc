@@ -16,6 +16,7 @@
 #include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
 #include "core/store/rocksdb_store.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 #include "tests/testing/fixtures.h"
@@ -233,16 +234,20 @@ TEST(CacheTest, IdenticalConcurrentMissesCompileOnce) {
     }
   };
   std::vector<std::thread> clients;
-  std::atomic<int> ok{0};
+  std::atomic<int> ok{0}, shared{0};
   for (int i = 0; i < kClients; ++i) {
     clients.emplace_back([&] {
-      if (cache.Compile(Request("assorted_ops__rg.json")).ok()) ++ok;
+      auto r = cache.Compile(Request("assorted_ops__rg.json"));
+      if (r.ok()) ++ok;
+      if (r.ok() && r->shared_compile) ++shared;
     });
   }
   for (auto& t : clients) t.join();
   EXPECT_EQ(ok.load(), kClients);
   EXPECT_EQ(backend.forward_compiles.load(), 1);
   EXPECT_EQ(cache.counters().misses, 1);
+  // Each waiter is told it shared the one compile.
+  EXPECT_EQ(shared.load(), kClients - 1);
 }
 
 TEST(CacheTest, CorruptArtifactIsRecompiledNeverServed) {
@@ -345,6 +350,46 @@ TEST(CacheTest, AFailureToStoreNeverFailsTheRequest) {
   auto bw = cache.GetBackward(r->key, &request);  // Rebuilt from the request.
   ASSERT_TRUE(bw.ok()) << bw.status();
   EXPECT_EQ(bw->stored_digest, "");  // Not stored: to be answered inline.
+}
+
+// The reference backend, failing every forward compile (as a compiler out
+// of memory on a huge graph would), counting them.
+class FailingBackend final : public Backend {
+ public:
+  absl::string_view name() const override { return "failing"; }
+  absl::string_view version() const override { return "1"; }
+  mutable std::atomic<int> compiles{0};
+
+ private:
+  absl::StatusOr<v1::Artifact> CompileCanonical(
+      const v1::Graph&, const ArtifactSpec&) const override {
+    ++compiles;
+    return absl::InternalError("the C++ compiler failed: out of memory");
+  }
+};
+
+TEST(CacheTest, AFailedCompileIsRememberedNotRepeated) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  FailingBackend backend;
+  Cache cache(store.get(), &backend, {});
+  auto first = cache.Compile(Request("mlp_mse__rg.json"));
+  EXPECT_TRUE(absl::IsInternal(first.status())) << first.status();
+  auto second = cache.Compile(Request("mlp_mse__rg.json"));
+  EXPECT_TRUE(absl::IsInternal(second.status())) << second.status();
+  EXPECT_THAT(std::string(second.status().message()),
+              ::testing::HasSubstr("out of memory"));
+  EXPECT_THAT(std::string(second.status().message()),
+              ::testing::HasSubstr("remembered"));
+  EXPECT_EQ(backend.compiles.load(), 1);
+  EXPECT_EQ(cache.counters().remembered_failures, 1);
+
+  CacheOptions forgetful;
+  forgetful.failure_memory = absl::ZeroDuration();
+  Cache again(store.get(), &backend, forgetful);
+  EXPECT_FALSE(again.Compile(Request("mlp_mse__rg.json")).ok());
+  EXPECT_FALSE(again.Compile(Request("mlp_mse__rg.json")).ok());
+  EXPECT_EQ(backend.compiles.load(), 3);
 }
 
 TEST(CacheTest, BadRequestsAreInvalidArgument) {

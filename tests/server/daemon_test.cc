@@ -412,6 +412,47 @@ TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
   EXPECT_TRUE(shut_down);
 }
 
+// Request bytes held at once are bounded: past the budget a request is
+// refused at once (RESOURCE_EXHAUSTED), not decoded.
+TEST(DaemonLimitsTest, RequestsPastTheBytesInFlightAreRefused) {
+  TempDir dir;
+  HeldBackend backend;
+  DaemonOptions options;
+  options.data_dir = dir.path();
+  options.backend = &backend;
+  const v1::CompileRequest held = Request("mlp_mse__rg.json");
+  options.max_bytes_in_flight = static_cast<int64_t>(held.ByteSizeLong()) + 100;
+  auto daemon = Daemon::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  auto stub = v1::CompileService::NewStub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*daemon)->port()),
+                          grpc::InsecureChannelCredentials()));
+  grpc::Status held_status;
+  std::thread first([&] {
+    grpc::ClientContext ctx;
+    v1::CompileResponse response;
+    held_status = stub->Compile(&ctx, held, &response);
+  });
+  backend.entered.WaitForNotification();
+  {
+    grpc::ClientContext ctx;
+    v1::CompileResponse response;
+    grpc::Status st =
+        stub->Compile(&ctx, Request("layer_norm_softmax__rg.json"), &response);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << st.error_message();
+  }
+  backend.release.Notify();
+  first.join();
+  EXPECT_TRUE(held_status.ok()) << held_status.error_message();
+  // The bytes were given back: the same request now goes through.
+  grpc::ClientContext ctx;
+  v1::CompileResponse response;
+  EXPECT_TRUE(
+      stub->Compile(&ctx, Request("layer_norm_softmax__rg.json"), &response)
+          .ok());
+}
+
 // A backend whose host compiler would run for a minute.
 class SlowCompilerBackend final : public Backend {
  public:

@@ -162,6 +162,21 @@ TEST_F(HostileRequestTest, AnOverflowingStorageExtentIsRefused) {
       << st.error_message();
 }
 
+// A 1 MiB op name: the error names it, cut short, instead of a gRPC
+// metadata-size error.
+TEST_F(HostileRequestTest, ErrorsQuoteRequestTextCutShort) {
+  v1::Graph g = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
+  g.mutable_nodes(0)->set_op(std::string(1 << 20, 'z') + "\n");
+  v1::CompileResponse response;
+  grpc::Status st = Compile(g, &response);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << st.error_message().substr(0, 200);
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "unsupported op 'zzz"))
+      << st.error_message().substr(0, 200);
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "(1048577 bytes)"));
+  EXPECT_LT(st.error_message().size(), 512u);
+}
+
 TEST_F(HostileRequestTest, ASecondDaemonOnTheSamePortIsRefused) {
   TempDir other;
   DaemonOptions options;
