@@ -58,6 +58,76 @@ std::optional<Tensor> ViewIfFits(const Tensor& base, const Meta& view) {
   return ReplayView(base, view);
 }
 
+// The metadata and the forward's calling convention agree with each other,
+// so that the epilogue's indices stay in range whatever the bytes were.
+absl::Status CheckMetadata(const v1::Artifact& forward,
+                           const v1::FunctionMetadata& metadata) {
+  auto bad = [](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the function metadata does not fit its artifact: ", what));
+  };
+  const v1::ViewAndMutationData& vmd = metadata.view_and_mutation();
+  const v1::CallingConvention& c = forward.calling_convention();
+  const int n = vmd.inputs_size();
+  if (c.num_mutated_inputs() < 0 || c.num_user_outputs() < 0 ||
+      c.num_intermediate_bases() < 0 || c.num_saved() < 0) {
+    return bad("negative counts");
+  }
+  int mutated = 0;
+  for (const v1::InputAliasInfo& in : vmd.inputs()) {
+    mutated += (in.mutates_data() || in.mutates_metadata()) &&
+               !MutationStaysInGraph(in);
+  }
+  const int64_t outputs = int64_t{mutated} + c.num_user_outputs() +
+                          c.num_intermediate_bases() + c.num_saved();
+  if (mutated != c.num_mutated_inputs() || outputs != c.outputs_size()) {
+    return bad("output counts");
+  }
+  if (vmd.outputs_size() != c.num_user_outputs() ||
+      metadata.original_outputs_size() != c.num_user_outputs() ||
+      metadata.original_intermediate_bases_size() <
+          c.num_intermediate_bases() ||
+      (metadata.inputs_after_size() != 0 &&
+       metadata.inputs_after_size() != n)) {
+    return bad("per-output or per-input lists");
+  }
+  for (const v1::OutputAliasInfo& out : vmd.outputs()) {
+    int limit = 0;
+    switch (out.output_type()) {
+      case v1::OUTPUT_TYPE_IS_INPUT:
+      case v1::OUTPUT_TYPE_ALIAS_OF_INPUT:
+        limit = n;
+        break;
+      case v1::OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE_SAVE_AS_OUTPUT:
+      case v1::OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE:
+        limit = c.num_intermediate_bases();
+        break;
+      case v1::OUTPUT_TYPE_ALIAS_OF_INTERMEDIATE_BASE_IS_USER_OUTPUT:
+        limit = c.num_user_outputs();
+        break;
+      default:
+        continue;
+    }
+    if (out.base_idx() < 0 || out.base_idx() >= limit) {
+      return bad("an output's base");
+    }
+  }
+  int merged = 0;
+  std::vector<bool> member(n, false);
+  for (const v1::SyntheticBase& b : vmd.synthetic_bases()) {
+    if (b.inputs_size() == 0 || b.size() < 0) return bad("a synthetic base");
+    for (int i : b.inputs()) {
+      if (i < 0 || i >= n || member[i]) return bad("a synthetic base");
+      member[i] = true;
+      ++merged;
+    }
+  }
+  if (n - merged + vmd.synthetic_bases_size() != c.inputs_size()) {
+    return bad("input counts");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CompiledFunction>> CompiledFunction::Load(
@@ -66,6 +136,7 @@ absl::StatusOr<std::unique_ptr<CompiledFunction>> CompiledFunction::Load(
       forward.kind() != v1::ARTIFACT_KIND_INFERENCE) {
     return absl::InvalidArgumentError("not a forward or inference artifact");
   }
+  AOTCACHE_RETURN_IF_ERROR(CheckMetadata(forward, metadata));
   std::unique_ptr<CompiledFunction> f(new CompiledFunction());
   f->forward_artifact_ = std::make_shared<const v1::Artifact>(forward);
   f->metadata_ = std::make_shared<const v1::FunctionMetadata>(metadata);
@@ -122,8 +193,15 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
     std::vector<Tensor>* inputs) const {
   const v1::ViewAndMutationData& vmd = metadata_->view_and_mutation();
   const v1::CallingConvention& c = forward_artifact_->calling_convention();
+  if (static_cast<int>(inputs->size()) != vmd.inputs_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected ", vmd.inputs_size(), " inputs, got ", inputs->size()));
+  }
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> raw,
                             forward_->Run(ArtifactArgs(*inputs)));
+  if (static_cast<int>(raw.size()) != c.outputs_size()) {
+    return absl::InternalError("the forward returned another output count");
+  }
   ForwardResult result;
   size_t first_saved = raw.size() - c.num_saved();
   // Saved values that are the caller's memory (inputs saved as they were)
