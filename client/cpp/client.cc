@@ -152,7 +152,7 @@ std::string Client::EnsureServer() {
           absl::ToChronoTime(absl::Now() + absl::Milliseconds(200)))) {
     return "";
   }
-  absl::StatusOr<std::string> binary = FindAotcached();
+  absl::StatusOr<std::string> binary = FindAotcached(options_.daemon_binary);
   absl::Status started = binary.ok()
                              ? LaunchDetachedDaemon(*binary, DefaultDataDir(),
                                                     options_.daemon_idle_exit)

@@ -43,6 +43,8 @@ struct ClientOptions {
   // For the default daemon only: start one if none answers.
   bool start_daemon = true;
   absl::Duration daemon_idle_exit = absl::Minutes(30);
+  // The aotcached to start, when $AOTCACHED is unset (FindAotcached).
+  std::string daemon_binary;
   // This machine's copy of received artifacts (artifact_dir.h): the server
   // answers by digest and only unknown artifacts cross the wire. Empty:
   // DefaultDataDir()/client-artifacts. "none": always inline.

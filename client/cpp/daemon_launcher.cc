@@ -26,13 +26,14 @@ bool IsExecutable(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::string> FindAotcached() {
+absl::StatusOr<std::string> FindAotcached(const std::string& packaged) {
   const char* env = std::getenv("AOTCACHED");
   if (env != nullptr && *env != '\0') {
     if (IsExecutable(env)) return std::string(env);
     return absl::NotFoundError(
         absl::StrCat("AOTCACHED=", env, " is not an executable file"));
   }
+  if (!packaged.empty() && IsExecutable(packaged)) return packaged;
   std::error_code ec;
   std::filesystem::path self =
       std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -44,9 +45,10 @@ absl::StatusOr<std::string> FindAotcached() {
     std::string candidate = absl::StrCat(dir, "/aotcached");
     if (IsExecutable(candidate)) return candidate;
   }
-  return absl::NotFoundError(
-      absl::StrCat("no aotcached binary: AOTCACHED is unset, none beside ",
-                   self.string(), ", none on PATH"));
+  return absl::NotFoundError(absl::StrCat(
+      "no aotcached binary: AOTCACHED is unset, ",
+      packaged.empty() ? "" : absl::StrCat("none at ", packaged, ", "),
+      "none beside ", self.string(), ", none on PATH"));
 }
 
 absl::Status LaunchDetachedDaemon(const std::string& binary,

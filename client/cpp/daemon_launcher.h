@@ -16,7 +16,10 @@ namespace aotcache {
 
 // $AOTCACHED if set, else `aotcached` beside the running executable, else
 // the first `aotcached` on PATH. NotFound names the places searched.
-absl::StatusOr<std::string> FindAotcached();
+// `packaged`, when not empty, is tried after $AOTCACHED and before the
+// binary's dir (the daemon a package ships beside itself: the Python
+// package's, whose executable is the interpreter).
+absl::StatusOr<std::string> FindAotcached(const std::string& packaged = "");
 
 // Starts `binary` for `data_dir` and returns once it is forked off; the
 // caller waits for the socket. Two clients racing here are harmless: the

@@ -35,8 +35,9 @@ std::optional<Meta> ScatterView(absl::string_view op,
   }
   int64_t start = args[3].is_none() ? 0 : args[3].i;
   int64_t end = args[4].is_none() ? size : args[4].i;
-  const int64_t step = args[5].i;
-  if (step <= 0) return std::nullopt;
+  if (args[5].i <= 0) return std::nullopt;
+  // As SliceMeta (view_inference.cc): a step past the size is the size.
+  const int64_t step = std::min(args[5].i, std::max<int64_t>(size, 1));
   if (start < 0) start += size;
   if (end < 0) end += size;
   start = std::clamp<int64_t>(start, 0, size);

@@ -63,8 +63,10 @@ absl::StatusOr<std::vector<int64_t>> InferViewSize(const InferContext& ctx,
       infer_at = static_cast<int>(i);
     } else if (shape[i] < 0) {
       return ArgError(ctx, arg, absl::StrCat("negative size ", shape[i]));
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      return ArgError(ctx, arg,
+                      absl::StrCat("shape ", ShapeString(shape),
+                                   " has more elements than int64 counts"));
     }
   }
   if (infer_at >= 0) {
@@ -92,6 +94,9 @@ absl::StatusOr<Meta> SliceMeta(const InferContext& ctx, const Meta& in,
   const BoundArg& end_arg = ctx.arg(dim_arg + 2);
   int64_t step = ctx.arg(dim_arg + 3).i;
   if (step <= 0) return ArgError(ctx, dim_arg + 3, "step must be positive");
+  // A step past the size takes one element as the size would (and keeps
+  // the size and stride arithmetic below within int64).
+  step = std::min(step, std::max<int64_t>(size, 1));
   int64_t start = start_arg.is_none() ? 0 : start_arg.i;
   int64_t end = end_arg.is_none() ? size : end_arg.i;
   if (start < 0) start += size;

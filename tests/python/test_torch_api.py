@@ -187,3 +187,45 @@ def test_two_processes_share_one_embedded_daemon(tmp_path):
     finally:
         for pid in daemons:
             os.kill(int(pid), 15)
+
+
+def test_the_embedded_daemon_is_found_beside_the_package(tmp_path):
+    """No AOTCACHED, no aotcached on PATH or beside the interpreter: the
+    package starts the daemon built (or installed) beside it, not a fallback
+    to compiling in process on the reference backend."""
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "xdg"), PATH="/usr/bin:/bin")
+    env.pop("AOTCACHE_SERVER", None)
+    env.pop("AOTCACHED", None)
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    (barrier / "other").touch()  # embedded_client.py waits for two.
+    p = subprocess.run([sys.executable, os.path.join(HERE, "embedded_client.py"),
+                        str(barrier), "0"], env=env, capture_output=True, text=True,
+                       timeout=120)
+    daemons = subprocess.run(["pgrep", "-f", "aotcached.*%s" % (tmp_path / "xdg")],
+                             capture_output=True, text=True).stdout.split()
+    try:
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.split()[0] == "server", p.stdout + p.stderr
+        assert len(daemons) == 1, daemons
+    finally:
+        for pid in daemons:
+            os.kill(int(pid), 15)
+
+
+def test_compiling_in_process_warns_once(tmp_path):
+    script = """
+import warnings, torch
+from aotcache.torch import aot_function
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    f = aot_function(lambda x: (x * 2).sum(), server="unix:%s")
+    g = aot_function(lambda x: (x + 1).sum(), server="unix:%s")
+    f(torch.randn(3)); g(torch.randn(3))
+    print(f.cache_info()[0]["source"], g.cache_info()[0]["source"])
+print(sum("no daemon answered" in str(w.message) for w in caught))
+""" % (tmp_path / "none.sock", tmp_path / "none.sock")
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["in_process", "in_process", "1"], p.stdout + p.stderr

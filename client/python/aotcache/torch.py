@@ -27,6 +27,7 @@ Thread-safety: a compiled function may be called from several threads.
 
 import functools
 import json
+import os
 import threading
 import warnings
 from typing import Any, Callable, Dict, List, Optional
@@ -48,6 +49,21 @@ class CompileError(RuntimeError):
 
 _clients: Dict[str, Client] = {}
 _clients_lock = threading.Lock()
+_warned_in_process = False
+
+
+def _packaged_daemon() -> str:
+    """The aotcached shipped beside this package: in a build tree
+    (build/python/aotcache beside build/server/aotcached), or installed
+    (PREFIX/lib/pythonX/dist-packages/aotcache beside PREFIX/bin/aotcached).
+    "" when neither is there (the client then looks beside the interpreter
+    and on PATH)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.path.join(here, "..", "..", "server", "aotcached"),
+                      os.path.join(here, "..", "..", "..", "..", "bin", "aotcached")):
+        if os.access(candidate, os.X_OK):
+            return os.path.normpath(candidate)
+    return ""
 
 
 def _client(server: Optional[str]) -> Client:
@@ -55,8 +71,21 @@ def _client(server: Optional[str]) -> Client:
     key = server or ""
     with _clients_lock:
         if key not in _clients:
-            _clients[key] = Client(key)
+            _clients[key] = Client(key, daemon_binary=_packaged_daemon())
         return _clients[key]
+
+
+def _warn_if_in_process(native) -> None:
+    """Once per process: compiling in process (no daemon reached) means the
+    reference backend and no shared cache, which a user should know."""
+    global _warned_in_process
+    if native.source != "in_process" or _warned_in_process:
+        return
+    _warned_in_process = True
+    warnings.warn("aotcache: no daemon answered; compiling in this process "
+                  "on the reference backend, without the shared cache (%s). "
+                  "cache_info() tells per function." % native.fallback_reason,
+                  stacklevel=4)
 
 
 def aot_function(fn: Callable, *, server: Optional[str] = None,
@@ -179,6 +208,7 @@ class AotFunction:
             with torch.random.fork_rng(devices=[]):
                 exported = fx_export.export_function(traced, tensors)
             native = _client(self._server).compile(json.dumps(exported.graph))
+            _warn_if_in_process(native)
         except (fx_export.ExportError, _NativeError) as e:
             message = str(e)
             if self._fallback != "eager":

@@ -141,10 +141,12 @@ v1::Graph ParseGraph(const std::string& graph_json) {
 
 class PyClient {
  public:
-  PyClient(const std::string& server, const std::string& artifact_dir) {
+  PyClient(const std::string& server, const std::string& artifact_dir,
+           const std::string& daemon_binary) {
     ClientOptions options;
     options.server = server;
     options.artifact_dir = artifact_dir;
+    options.daemon_binary = daemon_binary;
     client_ = std::make_unique<Client>(options);
   }
 
@@ -218,8 +220,10 @@ PYBIND11_MODULE(_native, m) {
           },
           py::call_guard<py::gil_scoped_release>());
   py::class_<PyClient>(m, "Client")
-      .def(py::init<const std::string&, const std::string&>(),
-           py::arg("server") = "", py::arg("artifact_dir") = "")
+      .def(py::init<const std::string&, const std::string&,
+                    const std::string&>(),
+           py::arg("server") = "", py::arg("artifact_dir") = "",
+           py::arg("daemon_binary") = "")
       .def("compile", &PyClient::Compile)
       .def("compile", &PyClient::CompileParsed)
       .def_property_readonly("target", &PyClient::target)
