@@ -21,8 +21,10 @@ What make_fx does not record, the exporter adds:
 
 Real-mode tracing runs ``fn``.  It runs on copies of the caller's tensors that
 keep their aliasing (inputs sharing a storage share one in the copies, with
-the same sizes, strides and offsets), their leaf status and requires_grad, so
-the caller's tensors are never touched.  The metas of node results
+the same sizes, strides and offsets), their leaf status and requires_grad, and
+with every tensor ``fn`` captures (closure cells, modules' parameters and
+buffers) replaced by a copy while it runs, so the caller's tensors are never
+touched.  The metas of node results
 (``output_meta``) come from re-running the traced graph with
 ``torch.fx.Interpreter`` on a second set of such copies.
 """
@@ -221,10 +223,11 @@ class _MetaRecorder(torch.fx.Interpreter):
 
 class Exported:
     """What export_function returns: the graph (the proto3-JSON dict), the
-    closure tensors that require grad, lifted to inputs after the arguments
-    (pass them with the arguments on every call), the closure tensors baked
-    into the graph as constants (stale once their _version moves), and
-    which arguments' version counters the call moves."""
+    captured tensors that require grad or that the function writes, lifted
+    to inputs after the arguments (pass them with the arguments on every
+    call: their writes are applied to them), the captured tensors baked into
+    the graph as constants (stale once their _version moves), and which
+    arguments' version counters the call moves."""
 
     def __init__(self, graph: Dict[str, Any], lifted: List[torch.Tensor],
                  baked: List[torch.Tensor], version_moved: List[bool]):
@@ -244,9 +247,12 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
     return export_function(fn, list(args), lift=False).graph
 
 
-def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True) -> Exported:
-    """export_graph, lifting captured tensors that require grad to inputs
-    (when `lift`) and reporting the captured tensors."""
+def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True,
+                    captures: Optional[Callable] = None) -> Exported:
+    """export_graph, lifting captured tensors that require grad or that fn
+    writes to inputs (when `lift`) and reporting the captured tensors.
+    `captures`: whose captured tensors to follow (default fn; a wrapper
+    passes the user's function)."""
     args = list(args)
     for i, a in enumerate(args):
         if not isinstance(a, torch.Tensor):
@@ -258,11 +264,21 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
             raise ExportError("argument %d has layout %s; only strided tensors are supported"
                               % (i, a.layout))
 
-    versions = _captured_versions(fn)
-    copies = _copy_inputs(args)
-    before = [c._version for c in copies]
-    gm = trace(fn, copies)
-    version_moved = [c._version != v for c, v in zip(copies, before)]
+    with _Captured(captures if captures is not None else fn) as captured:
+        copies = _copy_inputs(args)
+        for i, (a, c) in enumerate(zip(args, copies)):
+            if a.is_leaf and a.grad is not None:
+                c.grad = a.grad.detach().clone()
+                captured.grad_of[id(c.grad)] = "argument %d" % i
+        before = [c._version for c in copies]
+        gm = trace(fn, copies)
+        version_moved = [c._version != v for c, v in zip(copies, before)]
+        return _export_traced(gm, args, version_moved, captured, lift)
+
+
+def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
+                   version_moved: List[bool], captured: "_Captured",
+                   lift: bool) -> Exported:
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(args):
@@ -271,9 +287,10 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
 
     # Constants (closure tensors, torch.tensor literals): read before the
     # interpreter runs, since the graph may write into them.  Captured
-    # tensors that require grad become inputs after the arguments.
+    # tensors that require grad or that the trace wrote become inputs after
+    # the arguments (the caller's tensors, passed on every call).
     constants = []
-    lifted: List[torch.fx.Node] = []
+    lifted: List[Tuple[torch.fx.Node, torch.Tensor]] = []
     baked: List[torch.Tensor] = []
     for n in gm.graph.nodes:
         if n.op != "get_attr":
@@ -281,18 +298,22 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
         value = getattr(gm, n.target)
         if not isinstance(value, torch.Tensor):
             raise ExportError("get_attr %s is a %s, not a tensor" % (n.target, type(value).__name__))
-        if value._version != versions.get(id(value), value._version):
+        if id(value) in captured.grad_of:
             raise ExportError(
-                "the function writes into a tensor it captures (%s); pass it as an "
-                "argument instead" % n.target)
-        if value.requires_grad:
+                "the function reads the .grad of %s; aotcache does not follow .grad: "
+                "pass the gradient as an argument" % captured.grad_of[id(value)])
+        original, name = captured.original.get(id(value), (value, n.target))
+        if value.requires_grad or (id(value) in captured.original and
+                                   captured.written(value)):
             if not lift:
                 raise ExportError(
-                    "constant %s (a tensor captured by the function) requires grad; pass "
-                    "it as an argument instead" % n.target)
-            lifted.append(n)
+                    "constant %s (a tensor captured by the function) requires grad or is "
+                    "written; pass it as an argument instead" % name)
+            # An input of the graph, the caller's tensor passed on every
+            # call: its gradient and its writes reach the caller's tensor.
+            lifted.append((n, original))
             continue
-        baked.append(value)
+        baked.append(original)
         c = value.detach().contiguous()
         arr = c.numpy()
         arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
@@ -304,7 +325,8 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
 
     # Result metas: run the graph on fresh copies (grad off: only layouts
     # are wanted, and the caller's tensors stay untouched).
-    lifted_values = [getattr(gm, n.target) for n in lifted]
+    lifted_values = [original for _, original in lifted]
+    lifted_nodes = [n for n, _ in lifted]
     rec = _MetaRecorder(gm)
     with torch.no_grad():
         rec.run(*_copy_inputs(args))
@@ -312,7 +334,7 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
     storage_ids: Dict[Any, int] = {}
     storages = []
     inputs = []
-    for ph, a in list(zip(placeholders, args)) + list(zip(lifted, lifted_values)):
+    for ph, a in list(zip(placeholders, args)) + list(zip(lifted_nodes, lifted_values)):
         key = storage_key(a)
         if key not in storage_ids:
             storage_ids[key] = len(storage_ids)
@@ -371,39 +393,116 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
     return Exported(graph, lifted_values, baked, version_moved)
 
 
-def _captured_versions(fn: Callable) -> Dict[int, int]:
-    """The _version of every tensor fn captures in a closure cell (modules'
-    parameters and buffers included), by id: a trace must leave them alone."""
-    out: Dict[int, int] = {}
-    for t in captured_tensors(fn):
-        out[id(t)] = t._version
-    return out
+class _Captured:
+    """While active, every tensor fn captures (captured_tensors' reach:
+    closure cells, bound and captured modules' parameters and buffers) is
+    replaced where it lives by a copy, so that tracing fn -- which runs it --
+    changes nothing the caller can observe (values, version counters).
+    `original` maps a copy's id to (the caller's tensor, a name for
+    messages); `grad_of` maps the id of a copy of a .grad to the name of its
+    tensor, so that reading .grad can be refused. Not thread-safe towards
+    other threads that use the same modules or closures meanwhile."""
+
+    def __init__(self, fn: Callable):
+        self._fn = fn
+        self._undo: List[Callable[[], None]] = []
+        self.original: Dict[int, Tuple[torch.Tensor, str]] = {}
+        self.versions: Dict[int, int] = {}
+        self.grad_of: Dict[int, str] = {}
+
+    def _copy(self, t: torch.Tensor, name: str) -> torch.Tensor:
+        with torch.no_grad():
+            c = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+            c.copy_(t)
+        if isinstance(t, torch.nn.Parameter):
+            c = torch.nn.Parameter(c, requires_grad=t.requires_grad)
+        else:
+            c.requires_grad_(t.requires_grad)
+        if t.is_leaf and t.grad is not None:
+            c.grad = t.grad.detach().clone()
+            self.grad_of[id(c.grad)] = name
+        self.original[id(c)] = (t, name)
+        self.versions[id(c)] = c._version
+        return c
+
+    def __enter__(self) -> "_Captured":
+        for holder, key, t, name in _captured_places(self._fn):
+            if isinstance(holder, dict):
+                c = self._copy(t, name)
+                holder[key] = c
+                self._undo.append(lambda h=holder, k=key, v=t: h.__setitem__(k, v))
+            else:  # a closure cell
+                c = self._copy(t, name)
+                holder.cell_contents = c
+                self._undo.append(lambda h=holder, v=t: setattr(h, "cell_contents", v))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for undo in reversed(self._undo):
+            undo()
+
+    def written(self, copy: torch.Tensor) -> bool:
+        return copy._version != self.versions[id(copy)]
 
 
-def captured_tensors(fn: Callable) -> List[torch.Tensor]:
-    """The tensors fn captures: in its closure cells, its bound module, and
-    (recursively) the functions it captures; modules count with their
-    parameters and buffers.  Globals are not followed."""
-    out: List[torch.Tensor] = []
+def _captured_places(fn: Callable):
+    """(holder, key, tensor, name) for every tensor fn can reach: in its
+    closure cells, the globals its code names, its bound module, and
+    (recursively) the modules and functions those hold; holder is a dict
+    (a module's _parameters or _buffers, or a function's globals) or a
+    closure cell (key unused)."""
     seen = set()
-    pending = [fn]
+    pending: List[Tuple[Any, str]] = [(fn, getattr(fn, "__name__", "fn"))]
     while pending:
-        v = pending.pop()
+        v, name = pending.pop()
         if id(v) in seen:
             continue
         seen.add(id(v))
-        if isinstance(v, torch.Tensor):
-            out.append(v)
-        elif isinstance(v, torch.nn.Module):
-            out.extend(v.parameters())
-            out.extend(v.buffers())
-        elif callable(v):
-            pending.extend(c.cell_contents for c in (getattr(v, "__closure__", None) or ())
-                           if _cell_filled(c))
+        if isinstance(v, torch.nn.Module):
+            for prefix, m in v.named_modules():
+                for table in (m._parameters, m._buffers):
+                    for key, t in table.items():
+                        if isinstance(t, torch.Tensor) and id(t) not in seen:
+                            seen.add(id(t))
+                            yield table, key, t, "%s.%s" % (
+                                name, "%s.%s" % (prefix, key) if prefix else key)
+        elif callable(v) and not isinstance(v, torch.Tensor):
+            code = getattr(v, "__code__", None)
+            cells = getattr(v, "__closure__", None) or ()
+            names = code.co_freevars if code is not None else ()
+            for cell_name, c in zip(names, cells):
+                if not _cell_filled(c):
+                    continue
+                value = c.cell_contents
+                if isinstance(value, torch.Tensor):
+                    if id(value) not in seen:
+                        seen.add(id(value))
+                        yield c, None, value, cell_name
+                else:
+                    pending.append((value, cell_name))
+            # The globals its code names (torch's own functions excepted).
+            scope = getattr(v, "__globals__", None)
+            if code is not None and scope is not None and not str(
+                    getattr(v, "__module__", "")).startswith("torch"):
+                for global_name in code.co_names:
+                    value = scope.get(global_name)
+                    if isinstance(value, torch.Tensor):
+                        if id(value) not in seen:
+                            seen.add(id(value))
+                            yield scope, global_name, value, global_name
+                    elif isinstance(value, torch.nn.Module) or (
+                            callable(value) and hasattr(value, "__code__")):
+                        pending.append((value, global_name))
             owner = getattr(v, "__self__", None)
             if owner is not None:
-                pending.append(owner)
-    return out
+                pending.append((owner, "self"))
+
+
+def captured_tensors(fn: Callable) -> List[torch.Tensor]:
+    """The tensors fn can reach (_captured_places): its closure cells, the
+    globals its code names, bound and captured modules' parameters and
+    buffers, recursively."""
+    return [t for _, _, t, _ in _captured_places(fn)]
 
 
 def _cell_filled(cell) -> bool:

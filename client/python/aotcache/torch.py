@@ -206,7 +206,7 @@ class AotFunction:
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
         try:
             with torch.random.fork_rng(devices=[]):
-                exported = fx_export.export_function(traced, tensors)
+                exported = fx_export.export_function(traced, tensors, captures=self._fn)
             native = _client(self._server).compile(json.dumps(exported.graph))
             _warn_if_in_process(native)
         except (fx_export.ExportError, _NativeError) as e:

@@ -80,14 +80,20 @@ TorchResult ToTorch(const Tensor& t, const std::vector<Tensor>& args,
               static_cast<int>(i)};
     }
   }
-  // Over the runtime's memory from the view's first element, as DLPack
-  // hands memory over; the deleter owns a Tensor (a reference to the
-  // runtime's storage).
+  // Over the runtime's memory; the deleter owns a Tensor (a reference to
+  // the runtime's storage). A view keeps its storage offset: a saved value
+  // handed back to the backward must have the layout the backward graph
+  // was compiled for (a select's offset into its base, say).
   const at::TensorOptions options = at::dtype(ScalarTypeOf(t.dtype()));
   auto* owner = new Tensor(t);
-  return {at::from_blob(
-      t.storage_data() + m.offset * ItemSize(t.dtype()), m.shape, m.stride,
-      [owner](void*) { delete owner; }, options)};
+  auto deleter = [owner](void*) { delete owner; };
+  if (m.offset == 0) {
+    return {
+        at::from_blob(t.storage_data(), m.shape, m.stride, deleter, options)};
+  }
+  return {
+      at::from_blob(t.storage_data(), {t.storage_elements()}, deleter, options)
+          .as_strided(m.shape, m.stride, m.offset)};
 }
 
 }  // namespace aotcache

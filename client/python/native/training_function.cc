@@ -99,6 +99,17 @@ class CompiledStep : public torch::autograd::Function<CompiledStep> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    // The engine runs a backward with grad mode on only for create_graph:
+    // the compiled backward records nothing autograd could differentiate,
+    // so a double backward (a gradient penalty) would silently lose the
+    // second-order terms. Refused, as AOTAutograd refuses it.
+    if (at::GradMode::is_enabled()) {
+      throw std::runtime_error(
+          "aotcache: double backward (create_graph=True) through a compiled "
+          "function is not supported: its backward is compiled and not "
+          "differentiable. Compute the gradient penalty eagerly (call the "
+          "uncompiled function for that step).");
+    }
     auto saved = c10::static_intrusive_pointer_cast<SavedForBackward>(
         ctx->saved_data[kSaved].toCapsule());
     const TrainingPlan& plan = saved->step->plan;
