@@ -1,14 +1,9 @@
 #include "core/store/rocksdb_store.h"
 
-#include <fcntl.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <filesystem>
 #include <set>
 
 #include "absl/hash/hash.h"
@@ -17,114 +12,11 @@
 #include "core/key/digest.h"
 #include "core/status_macros.h"
 #include "core/store/merge_operators.h"
+#include "core/store/rocksdb_layout.h"
 #include "core/store/rocksdb_status.h"
-#include "rocksdb/cache.h"
-#include "rocksdb/filter_policy.h"
-#include "rocksdb/table.h"
-#include "rocksdb/utilities/options_util.h"
 #include "rocksdb/write_batch.h"
 
 namespace aotcache {
-namespace {
-
-constexpr char kEntries[] = "entries";
-constexpr char kArtifacts[] = "artifacts";
-constexpr char kRefcounts[] = "refcounts";
-constexpr char kAccess[] = "access";
-constexpr char kMeta[] = "meta";
-constexpr char kSchemaKey[] = "schema_version";
-
-rocksdb::Slice ToSlice(absl::string_view s) {
-  return rocksdb::Slice(s.data(), s.size());
-}
-
-std::vector<std::string> Digests(const v1::CacheEntry& e) {
-  std::vector<std::string> out;
-  if (!e.forward_digest().empty()) out.push_back(e.forward_digest());
-  if (!e.backward_digest().empty()) out.push_back(e.backward_digest());
-  return out;
-}
-
-// The options every open of the store uses (and a repair must use too):
-// the column families in their order, with their merge operators.
-std::pair<rocksdb::Options, std::vector<rocksdb::ColumnFamilyDescriptor>>
-DbOptions(const StoreOptions& options) {
-  rocksdb::Options db_options;
-  db_options.create_if_missing = true;
-  db_options.create_missing_column_families = true;
-  // A torn last record is what a crash leaves (its write was never
-  // acknowledged); damage before it would drop acknowledged writes, so the
-  // open fails instead and says how to repair (RocksDB's default replays up
-  // to the damage and drops the rest, silently).
-  db_options.wal_recovery_mode =
-      rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
-  // Column families flushed together: without a WAL (Durability::kNoWal) an
-  // entry must never reach disk without its artifacts and schema version.
-  db_options.atomic_flush = true;
-  rocksdb::BlockBasedTableOptions table;
-  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
-  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  rocksdb::ColumnFamilyOptions cf;
-  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  rocksdb::ColumnFamilyOptions artifacts_cf = cf;
-  artifacts_cf.enable_blob_files = true;  // Large values live in blob files.
-  artifacts_cf.min_blob_size = 4096;
-  rocksdb::ColumnFamilyOptions refcount_cf = cf;
-  refcount_cf.merge_operator = NewCountMergeOperator();
-  rocksdb::ColumnFamilyOptions access_cf = cf;
-  access_cf.merge_operator = NewAccessMergeOperator();
-
-  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-      {rocksdb::kDefaultColumnFamilyName, cf},
-      {kEntries, cf},
-      {kArtifacts, artifacts_cf},
-      {kRefcounts, refcount_cf},
-      {kAccess, access_cf},
-      {kMeta, cf}};
-  return {db_options, families};
-}
-
-// Bytes free for an unprivileged writer on the file system of `path`, -1
-// when it cannot be told.
-int64_t FreeBytes(const std::string& path) {
-  struct statvfs st;
-  if (statvfs(path.c_str(), &st) != 0) return -1;
-  return static_cast<int64_t>(st.f_bavail) * static_cast<int64_t>(st.f_frsize);
-}
-
-// Holds RocksDB's LOCK file of the store at `path` as RocksDB does (an
-// fcntl write lock), for a read-only open, which takes no lock of its own:
-// no daemon may serve a store another one serves. Returns the fd.
-absl::StatusOr<int> LockStore(const std::string& path) {
-  const std::string file = path + "/LOCK";
-  int fd = open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot open ", file, ": ", std::strerror(errno)));
-  }
-  struct flock lock = {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  if (fcntl(fd, F_SETLK, &lock) != 0) {
-    close(fd);
-    return absl::UnavailableError(absl::StrCat(
-        "store ", path, " is in use by another process (lock ", file, ")"));
-  }
-  return fd;
-}
-
-// What to tell an operator whose store does not open.
-std::string RepairHint(const std::string& path, const rocksdb::Status& st) {
-  if (!st.IsCorruption() && !st.IsIOError()) return "";
-  return absl::StrCat(
-      ". The store is damaged: stop every aotcached using it, then run "
-      "'aotcache repair --data_dir=",
-      std::filesystem::path(path).parent_path().string(),
-      "' (it salvages what it can and reports what was lost), or move the "
-      "data dir away to start empty");
-}
-
-}  // namespace
 
 class RocksDbStore::DigestLocks {
  public:
@@ -253,79 +145,6 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
     }
   }
   return store;
-}
-
-absl::StatusOr<RocksDbStore::RepairReport> RocksDbStore::Repair(
-    const std::string& path) {
-  StoreOptions options;
-  options.path = path;
-  auto [db_options, families] = DbOptions(options);
-  rocksdb::Status st = rocksdb::RepairDB(path, db_options, families);
-  if (!st.ok()) {
-    if (st.IsIOError() && st.ToString().find("lock") != std::string::npos) {
-      return absl::UnavailableError(
-          absl::StrCat("store ", path, " is in use: stop the daemon first (",
-                       st.ToString(), ")"));
-    }
-    return FromRocksDb(st, absl::StrCat("repairing store ", path));
-  }
-  {
-    // The repairer keeps every column family, but a lost meta table loses
-    // the schema version: written again, since every family is this
-    // store's (an unknown one still fails the open below).
-    rocksdb::DB* raw = nullptr;
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    st = rocksdb::DB::Open(db_options, path, families, &handles, &raw);
-    AOTCACHE_RETURN_IF_ERROR(
-        FromRocksDb(st, absl::StrCat("opening repaired store ", path)));
-    std::string version;
-    rocksdb::Status got =
-        raw->Get(rocksdb::ReadOptions(), handles[5], kSchemaKey, &version);
-    if (got.IsNotFound()) {
-      rocksdb::WriteOptions synced;
-      synced.sync = true;
-      got = raw->Put(synced, handles[5], kSchemaKey,
-                     absl::StrCat(kStoreSchemaVersion));
-    }
-    raw->Flush(rocksdb::FlushOptions(), handles).PermitUncheckedError();
-    for (rocksdb::ColumnFamilyHandle* h : handles) {
-      raw->DestroyColumnFamilyHandle(h);
-    }
-    delete raw;
-    if (!got.ok()) {
-      return FromRocksDb(got, "writing the repaired store's schema version");
-    }
-  }
-  AOTCACHE_ASSIGN_OR_RETURN(std::unique_ptr<RocksDbStore> store, Open(options));
-  AOTCACHE_ASSIGN_OR_RETURN(VerifyReport verified, store->Verify());
-  RepairReport report;
-  report.artifacts =
-      verified.checked - static_cast<int64_t>(verified.corrupt.size());
-  report.dropped_entries = std::move(verified.corrupt_entries);
-  report.dropped_artifacts = std::move(verified.corrupt);
-  // An entry whose artifacts are gone (RocksDB's repairer does not recover
-  // blob files, where large artifacts live) would only be a miss: dropped
-  // and named, so that what the report counts is what is served.
-  std::vector<std::string> orphans;
-  std::string token;
-  do {
-    AOTCACHE_ASSIGN_OR_RETURN(Page page, store->List(token, 1000));
-    for (const v1::CacheEntry& e : page.entries) {
-      bool whole = true;
-      for (const std::string& d : Digests(e)) whole &= store->HasArtifact(d);
-      if (whole) {
-        ++report.entries;
-      } else {
-        orphans.push_back(e.key());
-      }
-    }
-    token = page.next_page_token;
-  } while (!token.empty());
-  for (const std::string& key : orphans) {
-    AOTCACHE_RETURN_IF_ERROR(store->Delete(key));
-    report.dropped_entries.push_back(key);
-  }
-  return report;
 }
 
 RocksDbStore::~RocksDbStore() {
@@ -618,59 +437,6 @@ absl::StatusOr<RocksDbStore::Page> RocksDbStore::List(
   }
   AOTCACHE_RETURN_IF_ERROR(FromRocksDb(it->status(), "listing entries"));
   return page;
-}
-
-absl::StatusOr<RocksDbStore::VerifyReport> RocksDbStore::Verify() {
-  VerifyReport report;
-  // Entries first: small values, read in order; one that does not parse or
-  // is not its key's is dropped. Damage RocksDB detects in this family stops
-  // the scan: only a repair gets past it.
-  std::vector<std::string> bad_keys;
-  {
-    std::unique_ptr<rocksdb::Iterator> it(
-        db_->NewIterator(rocksdb::ReadOptions(), entries_));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      ++report.checked_entries;
-      v1::CacheEntry entry;
-      if (!entry.ParseFromArray(it->value().data(),
-                                static_cast<int>(it->value().size())) ||
-          entry.key() != it->key().ToStringView()) {
-        bad_keys.push_back(it->key().ToString());
-      }
-    }
-    absl::Status st = FromRocksDb(it->status(), "verifying entries");
-    if (!st.ok()) {
-      return absl::Status(
-          st.code(),
-          absl::StrCat(st.message(), RepairHint(options_.path, it->status())));
-    }
-  }
-  for (const std::string& key : bad_keys) {
-    AOTCACHE_RETURN_IF_ERROR(Delete(key));
-    report.corrupt_entries.push_back(key);
-  }
-  // Artifacts one by one, by the digests the reference counts name, so that
-  // one unreadable blob is named and dropped instead of ending the scan.
-  std::vector<std::string> digests;
-  {
-    std::unique_ptr<rocksdb::Iterator> it(
-        db_->NewIterator(rocksdb::ReadOptions(), refcounts_));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      digests.push_back(it->key().ToString());
-    }
-    AOTCACHE_RETURN_IF_ERROR(FromRocksDb(it->status(), "verifying artifacts"));
-  }
-  for (const std::string& d : digests) {
-    absl::StatusOr<std::string> bytes = GetArtifact(d);
-    if (absl::IsNotFound(bytes.status())) continue;
-    ++report.checked;
-    if (absl::IsDataLoss(bytes.status())) {
-      report.corrupt.push_back(d);  // GetArtifact dropped it.
-    } else if (!bytes.ok()) {
-      return bytes.status();
-    }
-  }
-  return report;
 }
 
 }  // namespace aotcache

@@ -1,0 +1,132 @@
+"""What a traced function can reach, and copies of it while it is traced.
+
+A function compiled by aotcache.torch may capture tensors: in closure cells,
+in the globals its code names, in a bound method's module, and recursively in
+the modules and functions those hold. Tracing runs the function, so while it
+is traced (Captured) each of them is replaced where it lives by a copy: the
+caller's tensors and their version counters are never touched, and what the
+trace wrote tells which captured tensors the function writes.
+"""
+
+from typing import Any, Callable, Dict, List, Tuple
+
+import torch
+
+class Captured:
+    """While active, every tensor fn captures (captured_tensors' reach:
+    closure cells, bound and captured modules' parameters and buffers) is
+    replaced where it lives by a copy, so that tracing fn -- which runs it --
+    changes nothing the caller can observe (values, version counters).
+    `original` maps a copy's id to (the caller's tensor, a name for
+    messages); `grad_of` maps the id of a copy of a .grad to the name of its
+    tensor, so that reading .grad can be refused. Not thread-safe towards
+    other threads that use the same modules or closures meanwhile."""
+
+    def __init__(self, fn: Callable):
+        self._fn = fn
+        self._undo: List[Callable[[], None]] = []
+        self.original: Dict[int, Tuple[torch.Tensor, str]] = {}
+        self.versions: Dict[int, int] = {}
+        self.grad_of: Dict[int, str] = {}
+
+    def _copy(self, t: torch.Tensor, name: str) -> torch.Tensor:
+        with torch.no_grad():
+            c = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device)
+            c.copy_(t)
+        if isinstance(t, torch.nn.Parameter):
+            c = torch.nn.Parameter(c, requires_grad=t.requires_grad)
+        else:
+            c.requires_grad_(t.requires_grad)
+        if t.is_leaf and t.grad is not None:
+            c.grad = t.grad.detach().clone()
+            self.grad_of[id(c.grad)] = name
+        self.original[id(c)] = (t, name)
+        self.versions[id(c)] = c._version
+        return c
+
+    def __enter__(self) -> "Captured":
+        for holder, key, t, name in _captured_places(self._fn):
+            if isinstance(holder, dict):
+                c = self._copy(t, name)
+                holder[key] = c
+                self._undo.append(lambda h=holder, k=key, v=t: h.__setitem__(k, v))
+            else:  # a closure cell
+                c = self._copy(t, name)
+                holder.cell_contents = c
+                self._undo.append(lambda h=holder, v=t: setattr(h, "cell_contents", v))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for undo in reversed(self._undo):
+            undo()
+
+    def written(self, copy: torch.Tensor) -> bool:
+        return copy._version != self.versions[id(copy)]
+
+
+def _captured_places(fn: Callable):
+    """(holder, key, tensor, name) for every tensor fn can reach: in its
+    closure cells, the globals its code names, its bound module, and
+    (recursively) the modules and functions those hold; holder is a dict
+    (a module's _parameters or _buffers, or a function's globals) or a
+    closure cell (key unused)."""
+    seen = set()
+    pending: List[Tuple[Any, str]] = [(fn, getattr(fn, "__name__", "fn"))]
+    while pending:
+        v, name = pending.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, torch.nn.Module):
+            for prefix, m in v.named_modules():
+                for table in (m._parameters, m._buffers):
+                    for key, t in table.items():
+                        if isinstance(t, torch.Tensor) and id(t) not in seen:
+                            seen.add(id(t))
+                            yield table, key, t, "%s.%s" % (
+                                name, "%s.%s" % (prefix, key) if prefix else key)
+        elif callable(v) and not isinstance(v, torch.Tensor):
+            code = getattr(v, "__code__", None)
+            cells = getattr(v, "__closure__", None) or ()
+            names = code.co_freevars if code is not None else ()
+            for cell_name, c in zip(names, cells):
+                if not _cell_filled(c):
+                    continue
+                value = c.cell_contents
+                if isinstance(value, torch.Tensor):
+                    if id(value) not in seen:
+                        seen.add(id(value))
+                        yield c, None, value, cell_name
+                else:
+                    pending.append((value, cell_name))
+            # The globals its code names (torch's own functions excepted).
+            scope = getattr(v, "__globals__", None)
+            if code is not None and scope is not None and not str(
+                    getattr(v, "__module__", "")).startswith("torch"):
+                for global_name in code.co_names:
+                    value = scope.get(global_name)
+                    if isinstance(value, torch.Tensor):
+                        if id(value) not in seen:
+                            seen.add(id(value))
+                            yield scope, global_name, value, global_name
+                    elif isinstance(value, torch.nn.Module) or (
+                            callable(value) and hasattr(value, "__code__")):
+                        pending.append((value, global_name))
+            owner = getattr(v, "__self__", None)
+            if owner is not None:
+                pending.append((owner, "self"))
+
+
+def captured_tensors(fn: Callable) -> List[torch.Tensor]:
+    """The tensors fn can reach (_captured_places): its closure cells, the
+    globals its code names, bound and captured modules' parameters and
+    buffers, recursively."""
+    return [t for _, _, t, _ in _captured_places(fn)]
+
+
+def _cell_filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:  # an empty cell (a name assigned later)
+        return False
+    return True
