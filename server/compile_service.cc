@@ -129,10 +129,32 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
   return reactor;
 }
 
-grpc::Status CompileServiceImpl::GetBackward(
-    grpc::ServerContext*, const v1::GetBackwardRequest* request,
-    v1::GetBackwardResponse* response) {
+grpc::ServerUnaryReactor* CompileServiceImpl::GetBackward(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
   clock_->Touch();
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  v1::GetBackwardRequest decoded;
+  if (!decoded.ParseFromString(Flatten(*request))) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                 "the request is not a GetBackwardRequest"));
+    return reactor;
+  }
+  workers_->Schedule([this, reactor, response, decoded = std::move(decoded)]() {
+    v1::GetBackwardResponse answer;
+    grpc::Status status = AnswerGetBackward(decoded, &answer);
+    if (status.ok()) {
+      grpc::Slice slice(answer.SerializeAsString());
+      *response = grpc::ByteBuffer(&slice, 1);
+    }
+    reactor->Finish(status);
+  });
+  return reactor;
+}
+
+grpc::Status CompileServiceImpl::AnswerGetBackward(
+    const v1::GetBackwardRequest& r, v1::GetBackwardResponse* response) {
+  const v1::GetBackwardRequest* request = &r;
   CompileRequest rebuild;
   const CompileRequest* rebuild_ptr = nullptr;
   if (request->has_request()) {

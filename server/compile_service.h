@@ -23,7 +23,8 @@ namespace aotcache {
 
 class CompileServiceImpl final
     : public v1::CompileService::WithRawCallbackMethod_Compile<
-          v1::CompileService::Service> {
+          v1::CompileService::WithRawCallbackMethod_GetBackward<
+              v1::CompileService::Service>> {
  public:
   // Requests past `in_flight`'s budget are refused (RESOURCE_EXHAUSTED).
   CompileServiceImpl(Cache* cache, EntryStore* store, CallClock* clock,
@@ -37,9 +38,12 @@ class CompileServiceImpl final
   grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
                                     const grpc::ByteBuffer* request,
                                     grpc::ByteBuffer* response) override;
-  grpc::Status GetBackward(grpc::ServerContext* context,
-                           const v1::GetBackwardRequest* request,
-                           v1::GetBackwardResponse* response) override;
+  // Raw too, so that bytes that are no GetBackwardRequest are
+  // INVALID_ARGUMENT (gRPC's own decoding answers INTERNAL, with no
+  // message); the work runs on the pool.
+  grpc::ServerUnaryReactor* GetBackward(grpc::CallbackServerContext* context,
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
   grpc::Status Lookup(grpc::ServerContext* context,
                       const v1::LookupRequest* request,
                       v1::LookupResponse* response) override;
@@ -48,6 +52,9 @@ class CompileServiceImpl final
       grpc::ServerWriter<v1::ArtifactChunk>* writer) override;
 
  private:
+  grpc::Status AnswerGetBackward(const v1::GetBackwardRequest& request,
+                                 v1::GetBackwardResponse* response);
+
   Cache* cache_;
   EntryStore* store_;
   CallClock* clock_;

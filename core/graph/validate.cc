@@ -201,6 +201,12 @@ class Resolver {
         return Invalid(where, absl::StrCat("data has ", c.data().size(),
                                            " bytes, expected ", bytes));
       }
+      // Kernels read bools as C++ bool: any other byte is no value.
+      if (meta.dtype == v1::DTYPE_BOOL &&
+          c.data().find_first_not_of(std::string("\0\1", 2)) !=
+              std::string::npos) {
+        return Invalid(where, "bool data holds bytes other than 0 and 1");
+      }
       total_bytes += bytes;
       if (total_bytes > limits_.max_constant_bytes) {
         return absl::ResourceExhaustedError(

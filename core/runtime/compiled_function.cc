@@ -69,6 +69,27 @@ absl::Status CheckMetadata(const v1::Artifact& forward,
   const v1::ViewAndMutationData& vmd = metadata.view_and_mutation();
   const v1::CallingConvention& c = forward.calling_convention();
   const int n = vmd.inputs_size();
+  // Every meta the epilogue reads, well formed (MetaFromProto trusts them).
+  auto well_formed = [](const v1::TensorMeta& m) {
+    if (m.stride_size() != 0 && m.stride_size() != m.shape_size()) return false;
+    if (m.shape_size() > 64 || m.storage_offset() < 0) return false;
+    for (int64_t s : m.shape())
+      if (s < 0) return false;
+    for (int64_t s : m.stride())
+      if (s < 0) return false;
+    return true;
+  };
+  for (const auto* metas :
+       {&c.inputs(), &c.outputs(), &metadata.original_outputs(),
+        &metadata.original_intermediate_bases(), &metadata.inputs_after(),
+        &vmd.intermediate_bases()}) {
+    for (const v1::TensorMeta& m : *metas) {
+      if (!well_formed(m)) return bad("a malformed tensor meta");
+    }
+  }
+  for (const v1::TangentInfo& t : vmd.tangents()) {
+    if (!well_formed(t.meta())) return bad("a malformed tangent meta");
+  }
   if (c.num_mutated_inputs() < 0 || c.num_user_outputs() < 0 ||
       c.num_intermediate_bases() < 0 || c.num_saved() < 0) {
     return bad("negative counts");

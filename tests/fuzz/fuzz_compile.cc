@@ -110,7 +110,7 @@ void LoadArtifact(const std::string& bytes) {
   if (!response.ParseFromString(bytes)) return;
   absl::StatusOr<std::unique_ptr<CompiledFunction>> f =
       CompiledFunction::Load(response.forward(), response.metadata());
-  if (!f.ok()) return;
+  if (!f.ok()) return;  // Load checked every meta used below.
   // The caller's inputs are the artifact's where no synthetic base merges
   // them; else the inputs below are refused, which is tested too.
   std::vector<Meta> metas;
@@ -118,8 +118,10 @@ void LoadArtifact(const std::string& bytes) {
   for (const v1::TensorMeta& m :
        response.forward().calling_convention().inputs()) {
     Meta meta = MetaFromProto(m);
-    total += meta.StorageExtent();
-    if (total > (int64_t{1} << 20)) return;  // Not a memory test.
+    const int64_t extent = meta.StorageExtent();  // Saturates.
+    if (extent > (int64_t{1} << 20)) return;      // Not a memory test.
+    total += extent;
+    if (total > (int64_t{1} << 20)) return;
     metas.push_back(meta);
   }
   RunOnZeros(**f, metas);

@@ -14,6 +14,7 @@
 #include "aotcache/v1/service.grpc.pb.h"
 #include "core/graph/deterministic_bytes.h"
 #include "grpcpp/create_channel.h"
+#include "grpcpp/impl/client_unary_call.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "server/daemon.h"
@@ -175,6 +176,24 @@ TEST_F(HostileRequestTest, ErrorsQuoteRequestTextCutShort) {
       << st.error_message().substr(0, 200);
   EXPECT_TRUE(absl::StrContains(st.error_message(), "(1048577 bytes)"));
   EXPECT_LT(st.error_message().size(), 512u);
+}
+
+TEST_F(HostileRequestTest,
+       GetBackwardOfBytesThatAreNoRequestIsInvalidArgument) {
+  auto channel =
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", daemon_->port()),
+                          grpc::InsecureChannelCredentials());
+  grpc::internal::RpcMethod method("/aotcache.v1.CompileService/GetBackward",
+                                   grpc::internal::RpcMethod::NORMAL_RPC);
+  grpc::ClientContext ctx;
+  grpc::Slice junk(std::string("\xff\xff\xff\xff not a request"));
+  grpc::ByteBuffer request(&junk, 1), response;
+  grpc::Status st =
+      grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
+          channel.get(), method, &ctx, request, &response);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "GetBackwardRequest"))
+      << st.error_message();
 }
 
 TEST_F(HostileRequestTest, ASecondDaemonOnTheSamePortIsRefused) {
