@@ -91,13 +91,13 @@ TEST(HostCompilerTest,
     GTEST_SKIP() << "bubblewrap does not run here";
   }
   testing::TempDir tmp;
-  // Outside /tmp (private in the sandbox), on the test's own disk: the
-  // script and the file it tries to write, both visible to the test.
-  const std::filesystem::path here = std::filesystem::current_path();
-  const std::string probe = (here / "sandbox-probe").string();
-  std::filesystem::remove(probe);
+  // Outside /tmp (private in the sandbox, and where a checkout may live):
+  // the script and the file it tries to write, both visible to the test.
+  std::string outside_tmp = "/var/tmp/aotcache-sandbox-XXXXXX";
+  ASSERT_NE(mkdtemp(outside_tmp.data()), nullptr);
+  const std::string probe = outside_tmp + "/sandbox-probe";
   HostCompilerOptions options;
-  options.compiler = ProbingCompiler(here.string(), probe);
+  options.compiler = ProbingCompiler(outside_tmp, probe);
   options.temp_root = tmp.path();
   options.sandbox = Sandbox::kBubblewrap;
   absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
@@ -111,8 +111,7 @@ TEST(HostCompilerTest,
   ASSERT_TRUE(so.ok()) << so.status();
   EXPECT_NE(*so, "lo:\n");
   EXPECT_TRUE(std::filesystem::exists(probe));
-  std::filesystem::remove(probe);
-  std::filesystem::remove(options.compiler);
+  std::filesystem::remove_all(outside_tmp);
 }
 
 TEST(HostCompilerTest, ACompilerPastItsMemoryLimitFails) {
