@@ -188,9 +188,13 @@ absl::Status CompiledFunction::AttachBackward(const v1::Artifact& backward) {
   return absl::OkStatus();
 }
 
-std::vector<Tensor> CompiledFunction::ArtifactArgs(
+absl::StatusOr<std::vector<Tensor>> CompiledFunction::ArtifactArgs(
     const std::vector<Tensor>& inputs) const {
   const v1::ViewAndMutationData& vmd = metadata_->view_and_mutation();
+  if (static_cast<int>(inputs.size()) != vmd.inputs_size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "expected ", vmd.inputs_size(), " inputs, got ", inputs.size()));
+  }
   std::vector<int> base_of_input(inputs.size(), -1);
   for (int b = 0; b < vmd.synthetic_bases_size(); ++b) {
     for (int i : vmd.synthetic_bases(b).inputs()) base_of_input[i] = b;
@@ -203,6 +207,14 @@ std::vector<Tensor> CompiledFunction::ArtifactArgs(
       args.push_back(inputs[i]);
     } else if (!base_added[b]) {
       base_added[b] = true;
+      // The base covers the whole storage the function was compiled for:
+      // the caller's must be as large (its layout alone does not say).
+      if (inputs[i].storage_elements() < vmd.synthetic_bases(b).size()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "inputs[", i, "]: its storage has ", inputs[i].storage_elements(),
+            " elements; the function was compiled for one of ",
+            vmd.synthetic_bases(b).size()));
+      }
       args.push_back(inputs[i].View(
           ContiguousMeta({vmd.synthetic_bases(b).size()}, inputs[i].dtype())));
     }
@@ -214,12 +226,8 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
     std::vector<Tensor>* inputs) const {
   const v1::ViewAndMutationData& vmd = metadata_->view_and_mutation();
   const v1::CallingConvention& c = forward_artifact_->calling_convention();
-  if (static_cast<int>(inputs->size()) != vmd.inputs_size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "expected ", vmd.inputs_size(), " inputs, got ", inputs->size()));
-  }
-  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> raw,
-                            forward_->Run(ArtifactArgs(*inputs)));
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> args, ArtifactArgs(*inputs));
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> raw, forward_->Run(args));
   if (static_cast<int>(raw.size()) != c.outputs_size()) {
     return absl::InternalError("the forward returned another output count");
   }

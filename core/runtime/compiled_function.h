@@ -62,7 +62,10 @@ class CompiledFunction {
   // The forward artifact's arguments for `inputs`: the inputs, except that
   // mutated inputs sharing a storage are replaced by one synthetic base (a
   // 1-D view of their whole storage).
-  std::vector<Tensor> ArtifactArgs(const std::vector<Tensor>& inputs) const;
+  // InvalidArgument when `inputs` do not fit the function (their count, a
+  // storage smaller than the synthetic base it is compiled for).
+  absl::StatusOr<std::vector<Tensor>> ArtifactArgs(
+      const std::vector<Tensor>& inputs) const;
 
   // For callers that apply the epilogue themselves (the Python integration
   // does, with torch's own in-place ops so version counters move): the

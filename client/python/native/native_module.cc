@@ -86,8 +86,11 @@ class Function {
   std::vector<at::Tensor> RunForward(
       const std::vector<at::Tensor>& inputs) const {
     const std::vector<Tensor> args = Borrow(inputs);
+    absl::StatusOr<std::vector<Tensor>> artifact_args =
+        f_->function().ArtifactArgs(args);
+    Check(artifact_args.status());
     absl::StatusOr<std::vector<Tensor>> raw =
-        f_->function().RunForwardArtifact(f_->function().ArtifactArgs(args));
+        f_->function().RunForwardArtifact(*artifact_args);
     Check(raw.status());
     std::vector<at::Tensor> out;
     out.reserve(raw->size());

@@ -55,8 +55,10 @@ class CompiledStep : public torch::autograd::Function<CompiledStep> {
     const std::vector<at::Tensor>& inputs = memory.inputs;
     const std::vector<Tensor> args = Borrow(inputs);
     const CompiledFunction& f = step->function->function();
+    absl::StatusOr<std::vector<Tensor>> artifact_args = f.ArtifactArgs(args);
+    Check(artifact_args.status());
     absl::StatusOr<std::vector<Tensor>> raw =
-        f.RunForwardArtifact(f.ArtifactArgs(args));
+        f.RunForwardArtifact(*artifact_args);
     Check(raw.status());
     auto result = [&](size_t n) { return ToTorch((*raw)[n], args, inputs); };
 
