@@ -79,15 +79,15 @@ class RocksDbStore final : public EntryStore {
 
   // Salvages a damaged store (one that does not open: a damaged WAL,
   // MANIFEST or table file, a missing CURRENT) with RocksDB's repairer,
-  // which moves what it cannot read to <path>/lost; then opens it and
-  // verifies every entry and artifact (Verify). Unavailable while a daemon
+  // which sets the files it replaced or could not read aside in
+  // <path>/lost; then verifies every entry and artifact (Verify) and drops
+  // the entries whose artifacts did not survive. Unavailable while a daemon
   // holds the store.
   struct RepairReport {
-    int64_t entries = 0;                         // Readable after the repair.
-    int64_t artifacts = 0;                       // Readable after the repair.
-    std::vector<std::string> dropped_entries;    // Keys, by Verify.
-    std::vector<std::string> dropped_artifacts;  // Digests, by Verify.
-    std::vector<std::string> lost_files;         // Moved to <path>/lost.
+    int64_t entries = 0;    // Whole (with their artifacts) after the repair.
+    int64_t artifacts = 0;  // Readable after the repair.
+    std::vector<std::string> dropped_entries;    // Keys.
+    std::vector<std::string> dropped_artifacts;  // Digests.
   };
   static absl::StatusOr<RepairReport> Repair(const std::string& path);
 
