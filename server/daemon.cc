@@ -1,5 +1,7 @@
 #include "server/daemon.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <thread>
 
@@ -178,17 +180,16 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
                            grpc::InsecureServerCredentials());
   builder.RegisterService(d->compile_service_.get());
   builder.RegisterService(d->admin_service_.get());
+  // The sockets are created the owner's alone (the --listen one may be in a
+  // shared dir): no moment in which another user could connect.
+  const mode_t umask_before = umask(0177);
   d->server_ = builder.BuildAndStart();
+  umask(umask_before);
   if (d->server_ == nullptr) {
     return absl::UnavailableError(
         absl::StrCat("cannot listen on ", options.listen, " and ",
                      d->socket_path_, " (is the port in use?)"));
   }
-  // Only the owner may connect (the dir may be shared with a group).
-  std::filesystem::permissions(
-      d->socket_path_,
-      std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
-      ec);
   return d;
 }
 

@@ -84,6 +84,9 @@ int main(int argc, char** argv) {
     std::printf("aotcached listening on %s (port %d) and unix:%s\n",
                 options.listen.c_str(), (*daemon)->port(),
                 (*daemon)->socket_path().c_str());
+  } else if (!options.listen.empty()) {
+    std::printf("aotcached listening on %s and unix:%s\n",
+                options.listen.c_str(), (*daemon)->socket_path().c_str());
   } else {
     std::printf("aotcached listening on unix:%s\n",
                 (*daemon)->socket_path().c_str());

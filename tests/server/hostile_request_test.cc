@@ -211,18 +211,22 @@ TEST_F(HostileRequestTest, ASecondDaemonOnTheSamePortIsRefused) {
 TEST(DaemonFilesTest, TheDataDirAndSocketAreTheOwnersWhateverTheUmask) {
   TempDir dir;
   const std::string data_dir = dir.path() + "/data";
+  // A --listen socket too, outside the data dir (once created 0777 here).
+  const std::string listen_socket = dir.path() + "/listen.sock";
   mode_t old = umask(0);
   DaemonOptions options;
   options.data_dir = data_dir;
-  options.listen = "";
+  options.listen = "unix:" + listen_socket;
   auto daemon = Daemon::Start(options);
   umask(old);
   ASSERT_TRUE(daemon.ok()) << daemon.status();
   struct stat st;
   ASSERT_EQ(stat(data_dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
-  ASSERT_EQ(stat((*daemon)->socket_path().c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  for (const std::string& socket : {(*daemon)->socket_path(), listen_socket}) {
+    ASSERT_EQ(stat(socket.c_str(), &st), 0) << socket;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << socket;
+  }
 }
 
 }  // namespace
