@@ -6,7 +6,7 @@ version counters after each call, gradients, buffers."""
 import pytest
 import torch
 
-from aotcache.torch import CompileError, aot_function
+from aotcache.torch import CompileError, aot_function, aot_module
 
 # Module-level state, as scripts write it: reached through the function's
 # globals.
@@ -165,3 +165,39 @@ def test_double_backward_is_refused_not_silently_dropped(daemon):
     x2 = x.detach().requires_grad_(True)
     (ex,) = torch.autograd.grad(torch.tanh(lin(x2)).sum(), x2)
     assert torch.allclose(gx, ex, atol=1e-6)
+
+
+def _gradient_strides_and_values(model, step):
+    """The strides of the gradients autograd hands each parameter (before
+    AccumulateGrad) and the gradients after one step from no .grad."""
+    strides = {}
+    hooks = [p.register_hook(lambda g, name=name: strides.__setitem__(name, g.stride()))
+             for name, p in model.named_parameters()]
+    model.zero_grad(set_to_none=True)
+    step()
+    for h in hooks:
+        h.remove()
+    return strides, {n: p.grad.clone() for n, p in model.named_parameters()}
+
+
+@pytest.mark.parametrize("loss_inside", [False, True])
+def test_linear_gradients_arrive_in_the_layout_eager_gives_them(daemon, loss_inside):
+    """nn.Linear's weight gradients came back transposed (stride (1, out)),
+    so AccumulateGrad copied each into .grad; the mean's expanded gradient
+    fed a matrix product outside BLAS. Both as eager now: strides, values."""
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3))
+    x = torch.randn(4, 6)
+    if loss_inside:
+        compiled = aot_function(lambda x: model(x).mean(), server=daemon)
+        step = lambda: compiled(x).backward()  # noqa: E731
+    else:
+        compiled = aot_module(model, server=daemon)
+        step = lambda: compiled(x).sum().backward()  # noqa: E731
+    eager_strides, eager_grads = _gradient_strides_and_values(
+        model, lambda: (model(x).mean() if loss_inside else model(x).sum()).backward())
+    strides, grads = _gradient_strides_and_values(model, step)
+    assert strides == eager_strides
+    assert strides["0.weight"] == (6, 1)
+    for name, g in eager_grads.items():
+        assert torch.allclose(grads[name], g, atol=1e-6), name

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "core/graph/scatter_view.h"
 
 namespace aotcache {
@@ -16,13 +17,22 @@ bool ScalarLike(const Meta& m) {
   return true;
 }
 
-std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
-                                     const ResolvedNode& node) {
+namespace {
+
+// The meta of a value: the graph's, or one a caller supposes.
+using MetaOf = absl::FunctionRef<const Meta&(int value)>;
+
+bool IsReductionOp(const std::string& op) {
+  return op == "aten.sum.default" || op == "aten.mean.default" ||
+         op == "aten.sum.dim_IntList" || op == "aten.mean.dim" ||
+         op == "aten.amax.default";
+}
+
+std::optional<Reduction> ReductionWith(const ResolvedNode& node, MetaOf meta) {
   const std::string& op = node.op->qualified_name;
+  if (!IsReductionOp(op)) return std::nullopt;
   const bool all = op == "aten.sum.default" || op == "aten.mean.default";
-  const bool dims = op == "aten.sum.dim_IntList" || op == "aten.mean.dim" ||
-                    op == "aten.amax.default";
-  if (!all && !dims) return std::nullopt;
+  const bool dims = !all;
   if (node.args[0].kind != BoundArg::Kind::kTensor) return std::nullopt;
   // A dtype argument (sum's and mean's last) must be unset.
   if (!node.args.back().is_none() && node.args.size() > (all ? 1u : 3u)) {
@@ -32,8 +42,8 @@ std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
   r.mean = op.rfind("aten.mean", 0) == 0;
   r.max = op == "aten.amax.default";
   r.input = node.args[0].values[0];
-  const Meta& in = g.values[r.input].meta;
-  const Meta& out = g.values[node.results[0]].meta;
+  const Meta& in = meta(r.input);
+  const Meta& out = meta(node.results[0]);
   if (!IsFloating(in.dtype) || out.dtype != in.dtype || !in.IsContiguous() ||
       in.offset != 0 || !out.IsContiguous() || out.offset != 0) {
     return std::nullopt;
@@ -64,8 +74,6 @@ std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
   return r;
 }
 
-namespace {
-
 // A matrix operand BLAS can read: 2-D, or 3-D as a batch of matrices (any
 // batch stride), each row-major (stride 1 across columns) or column-major
 // (transposed). Its transpose flag, leading dimension and batch stride.
@@ -89,14 +97,12 @@ bool BlasOperand(const Meta& m, bool* transposed, int64_t* ld,
   return false;
 }
 
-}  // namespace
-
-bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
+bool BlasMatmulWith(const ResolvedNode& node, MetaOf meta) {
   const std::string& op = node.op->qualified_name;
   const bool addmm = op == "aten.addmm.default";
   const bool bmm = op == "aten.bmm.default";
   if (op != "aten.mm.default" && !addmm && !bmm) return false;
-  const Meta& out = g.values[node.results[0]].meta;
+  const Meta& out = meta(node.results[0]);
   if (!IsFloating(out.dtype) || !out.IsContiguous() || out.offset != 0 ||
       out.dim() != (bmm ? 3 : 2)) {
     return false;
@@ -104,7 +110,7 @@ bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
   const int first = addmm ? 1 : 0;
   for (int k = 0; k < (addmm ? 3 : 2); ++k) {
     if (node.args[k].kind != BoundArg::Kind::kTensor) return false;
-    const Meta& m = g.values[node.args[k].values[0]].meta;
+    const Meta& m = meta(node.args[k].values[0]);
     if (m.dtype != out.dtype) return false;
     bool t;
     int64_t ld;
@@ -117,6 +123,59 @@ bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
     }
   }
   return !addmm || (node.args[3].is_number() && node.args[4].is_number());
+}
+
+}  // namespace
+
+std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
+                                     const ResolvedNode& node) {
+  return ReductionWith(node,
+                       [&](int v) -> const Meta& { return g.values[v].meta; });
+}
+
+bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
+  return BlasMatmulWith(node,
+                        [&](int v) -> const Meta& { return g.values[v].meta; });
+}
+
+std::vector<int> ValuesToMakeContiguous(const ResolvedGraph& g,
+                                        const ResolvedNode& node) {
+  auto graph_meta = [&](int v) -> const Meta& { return g.values[v].meta; };
+  const std::string& op = node.op->qualified_name;
+  const bool matmul = op == "aten.mm.default" || op == "aten.addmm.default" ||
+                      op == "aten.bmm.default";
+  if (!matmul && !IsReductionOp(op)) return {};
+  if (matmul ? BlasMatmulWith(node, graph_meta)
+             : ReductionWith(node, graph_meta).has_value()) {
+    return {};
+  }
+  // The tensor operands in a layout the kernel may not read (a matrix BLAS
+  // reads as it is stays), supposed contiguous.
+  std::vector<int> values;
+  std::vector<Meta> supposed;
+  for (const BoundArg& a : node.args) {
+    if (a.kind != BoundArg::Kind::kTensor) continue;
+    const Meta& m = g.values[a.values[0]].meta;
+    bool transposed;
+    int64_t ld;
+    if ((m.IsContiguous() && m.offset == 0) ||
+        (matmul && BlasOperand(m, &transposed, &ld)) ||
+        std::find(values.begin(), values.end(), a.values[0]) != values.end()) {
+      continue;
+    }
+    values.push_back(a.values[0]);
+    supposed.push_back(ContiguousMeta(m.shape, m.dtype));
+  }
+  auto meta = [&](int v) -> const Meta& {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i] == v) return supposed[i];
+    }
+    return g.values[v].meta;
+  };
+  const bool taken =
+      !values.empty() && (matmul ? BlasMatmulWith(node, meta)
+                                 : ReductionWith(node, meta).has_value());
+  return taken ? values : std::vector<int>{};
 }
 
 std::optional<SoftmaxShape> SoftmaxOf(const ResolvedGraph& g,

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "core/backend/native/kernel_source.h"
 #include "core/graph/dtype.h"
@@ -43,6 +44,14 @@ std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
 // takes.
 bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node);
 GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node);
+
+// The operands (value ids) of a matrix product or a reduction that its
+// kernel above takes once they are copied into contiguous memory: a matrix
+// BLAS cannot read (the expanded, stride-0 gradient of a sum), the strided
+// input of a sum. Empty when the kernel takes the node as it is, or would
+// not take it in any layout.
+std::vector<int> ValuesToMakeContiguous(const ResolvedGraph& g,
+                                        const ResolvedNode& node);
 
 // _softmax or _log_softmax, or their backward (_softmax_backward_data,
 // _log_softmax_backward_data), over the last dim of contiguous floating

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/backend/buffer_plan.h"
+#include "core/backend/native/contiguous_operands.h"
 #include "core/backend/native/fusion.h"
 #include "core/backend/reference_backend.h"
 #include "core/graph/deterministic_bytes.h"
@@ -16,7 +17,7 @@ namespace aotcache {
 namespace {
 
 // Bumped whenever generated code changes for the same graph.
-constexpr char kCodegenVersion[] = "19";
+constexpr char kCodegenVersion[] = "20";
 
 std::vector<std::string> DefaultFlags() {
   // IEEE semantics kept: no -ffast-math. The loops vectorize with OpenMP
@@ -114,9 +115,11 @@ absl::StatusOr<v1::Artifact> NativeBackend::CompileCanonical(
   if (!native.mutable_program()->ParseFromString(artifact.payload())) {
     return absl::InternalError("the reference program does not parse");
   }
+  AOTCACHE_ASSIGN_OR_RETURN(v1::Graph graph_in_layouts,
+                            MakeOperandsContiguous(native.program().graph()));
   AOTCACHE_ASSIGN_OR_RETURN(
       ResolvedGraph resolved,
-      ValidateGraph(native.program().graph(), InternalGraphLimits()));
+      ValidateGraph(graph_in_layouts, InternalGraphLimits()));
   AOTCACHE_ASSIGN_OR_RETURN(HostCompilerOptions options,
                             ForTarget(options_, spec.target));
   std::vector<FusedGroup> groups = FindFusedGroups(resolved);
@@ -128,9 +131,8 @@ absl::StatusOr<v1::Artifact> NativeBackend::CompileCanonical(
       for (int n : group.nodes) run_at[n] = group.nodes.back();
     }
     native.set_source(GenerateKernels(resolved, groups));
-    // `resolved` points into the program's graph: replaced last.
     AOTCACHE_ASSIGN_OR_RETURN(*native.mutable_program(),
-                              PlanBuffers(native.program().graph(), &run_at));
+                              PlanBuffers(graph_in_layouts, &run_at));
     AOTCACHE_ASSIGN_OR_RETURN(*native.mutable_shared_object(),
                               CompileSharedObject(native.source(), options));
     for (size_t i = 0; i < groups.size(); ++i) {
