@@ -12,6 +12,17 @@ in one run (compare the ratios: these machines are shared and noisy).
        block  layer norm + softmax attention-like block, sequence 128,
               width 256
        chain  10 elementwise ops (sin, cos, tanh, sigmoid, ...) on 1M floats
+     and the module forms users write, each module's parameters passed
+     by aot_module (loss outside, as a training loop calls it) or captured
+     by aot_function (loss inside):
+       linear       nn.Sequential of nn.Linear (with bias) 784-512-512-10
+                    and ReLU at batch 64, aot_module, cross-entropy outside
+       linear_in    the same through aot_function, MSE loss inside
+                    (cross-entropy inside needs nll_loss: issue 14)
+       ln_block     nn.LayerNorm (affine) + attention with q, k, v
+                    nn.Linear (bias) at 128x256, aot_module, loss .sum()
+                    outside
+       ln_block_in  the same through aot_function, loss .mean() inside
      The processes take turns, eager, native, eager again, for --rounds
      rounds (default 5); the ratio is the median of the rounds' ratios, so
      that a change in the machine's load falls on both sides alike. Eager
@@ -31,6 +42,7 @@ libopenblas-dev installed that is OpenBLAS) with the thread counts printed.
 
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -88,23 +100,82 @@ def chain_case():
     return f, (x,)
 
 
+class AttentionBlock(torch.nn.Module):
+    """Layer norm and one softmax attention head, as people write it."""
+
+    def __init__(self, d):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(d)
+        self.q, self.k, self.v = (torch.nn.Linear(d, d) for _ in range(3))
+
+    def forward(self, x):
+        h = self.norm(x)
+        q, k, v = self.q(h), self.k(h), self.v(h)
+        attn = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return attn @ v
+
+
+def linear_module(loss_inside):
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                                torch.nn.Linear(512, 10))
+    labels = torch.randint(0, 10, (64,))
+    if loss_inside:
+        target = F.one_hot(labels, 10).float()
+        return model, (torch.randn(64, 784),), lambda out: F.mse_loss(out, target)
+    return model, (torch.randn(64, 784),), lambda out: F.cross_entropy(out, labels)
+
+
+def ln_block_module(reduce):
+    torch.manual_seed(4)
+    return AttentionBlock(256), (torch.randn(128, 256),), reduce
+
+
+# Module cases: (module, inputs, loss) and whether the loss is compiled too.
+MODULE_CASES = {
+    "linear": (lambda: linear_module(False), False),
+    "linear_in": (lambda: linear_module(True), True),
+    "ln_block": (lambda: ln_block_module(lambda out: out.sum()), False),
+    "ln_block_in": (lambda: ln_block_module(lambda out: out.mean()), True),
+}
 CASES = {"mlp": mlp_case, "block": block_case, "chain": chain_case}
+CASES.update({name: None for name in MODULE_CASES})
+
+
+def step_function(case, side, server):
+    """A forward+backward step of `case` on one side and what to clear
+    before each step (gradients set to None, as in eager's
+    zero_grad(set_to_none=True))."""
+    from aotcache.torch import aot_function, aot_module
+    if case not in MODULE_CASES:
+        fn, args = CASES[case]()
+        if side == "native":
+            fn = aot_function(fn, server=server)
+        return lambda: fn(*args).backward(), args
+    make, loss_inside = MODULE_CASES[case]
+    module, inputs, loss = make()
+    params = list(module.parameters())
+    if side == "eager":
+        return lambda: loss(module(*inputs)).backward(), params
+    if loss_inside:
+        fn = aot_function(lambda *xs: loss(module(*xs)), server=server)
+        return lambda: fn(*inputs).backward(), params
+    compiled = aot_module(module, server=server)
+    return lambda: loss(compiled(*inputs)).backward(), params
 
 
 def step_ms(case, side, steps, server):
     """Median forward+backward step time in ms of one side ("eager" or
     "native") on `case`, in this process, after 10 discarded steps (the
     first compiles or fetches)."""
-    from aotcache.torch import aot_function
-    fn, args = CASES[case]()
-    if side == "native":
-        fn = aot_function(fn, server=server)
+    step, cleared = step_function(case, side, server)
     times = []
     for i in range(steps + 10):
-        for a in args:
+        for a in cleared:
             a.grad = None
         start = time.perf_counter()
-        fn(*args).backward()
+        step()
         if i >= 10:
             times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3
@@ -121,6 +192,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cases", default=",".join(CASES),
+                        help="comma-separated step cases (default all)")
+    parser.add_argument("--skip-cold", action="store_true",
+                        help="leave out part 1 (cold compile against hit)")
     parser.add_argument("--worker", nargs=2, metavar=("CASE", "SIDE"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--server", help=argparse.SUPPRESS)
@@ -149,8 +224,10 @@ def main():
                 time.sleep(0.02)
             server = "unix:" + socket
             client = Client(server)
-            print("\n1. cold native compile vs warm hit (ms)")
-            for name, case in (("mlp", mlp_case), ("block", block_case)):
+            cold_cases = () if args.skip_cold else (("mlp", mlp_case), ("block", block_case))
+            if cold_cases:
+                print("\n1. cold native compile vs warm hit (ms)")
+            for name, case in cold_cases:
                 fn, inputs = case()
                 # Parsed once, as aot_function does per signature; the
                 # parse is printed on its own.
@@ -172,7 +249,7 @@ def main():
                          parse_ms))
             print("\n2. forward+backward step vs torch eager (ms, median of %d steps per "
                   "process; %d rounds)" % (args.steps, args.rounds))
-            for name in CASES:
+            for name in args.cases.split(","):
                 eager, native, again = [], [], []
                 for _ in range(args.rounds):
                     for side, times in (("eager", eager), ("native", native),
