@@ -1,8 +1,8 @@
 // Fusion for the native backend: groups of elementwise nodes computed in
 // one loop, and the C++ source of those loops.
 //
-// A group is a connected set of elementwise nodes (add, mul, sin, tanh,
-// sigmoid, ...) whose results all have one shape, whose intermediate
+// A group is a connected set of at most 256 elementwise nodes (add, mul,
+// sin, tanh, sigmoid, ...) whose results all have one shape, whose intermediate
 // results are read only inside the group (only the last node's result, the
 // sink, leaves it), and whose operands from outside are read at the loop's
 // index, at their one element (scalars), or through their strides
