@@ -231,7 +231,7 @@ absl::StatusOr<std::string> CompileSharedObject(
     return absl::CancelledError("the C++ compiler was stopped: shutting down");
   }
   if (exit->timed_out) {
-    return absl::DeadlineExceededError(
+    return absl::ResourceExhaustedError(
         absl::StrCat("the C++ compiler ran past ",
                      absl::FormatDuration(options.timeout), " and was killed"));
   }

@@ -48,8 +48,10 @@ int MaxConcurrentCompilers();
 void CancelHostCompiles();
 
 // The shared object's bytes. Internal with the compiler's message when it
-// fails (or passes a resource limit); DeadlineExceeded when it runs past the
-// timeout (it is killed); Cancelled by CancelHostCompiles;
+// fails (or passes a resource limit); ResourceExhausted when it runs past
+// the timeout (it is killed: the graph costs more than one compile may, and
+// not the caller's deadline, which DeadlineExceeded would say to a gRPC
+// client); Cancelled by CancelHostCompiles;
 // FailedPrecondition when it cannot be started.
 absl::StatusOr<std::string> CompileSharedObject(
     const std::string& source, const HostCompilerOptions& options);
