@@ -22,6 +22,10 @@ namespace {
 // The meta of a value: the graph's, or one a caller supposes.
 using MetaOf = absl::FunctionRef<const Meta&(int value)>;
 
+auto GraphMetas(const ResolvedGraph& g) {
+  return [&g](int v) -> const Meta& { return g.values[v].meta; };
+}
+
 bool IsReductionOp(const std::string& op) {
   return op == "aten.sum.default" || op == "aten.mean.default" ||
          op == "aten.sum.dim_IntList" || op == "aten.mean.dim" ||
@@ -32,7 +36,6 @@ std::optional<Reduction> ReductionWith(const ResolvedNode& node, MetaOf meta) {
   const std::string& op = node.op->qualified_name;
   if (!IsReductionOp(op)) return std::nullopt;
   const bool all = op == "aten.sum.default" || op == "aten.mean.default";
-  const bool dims = !all;
   if (node.args[0].kind != BoundArg::Kind::kTensor) return std::nullopt;
   // A dtype argument (sum's and mean's last) must be unset.
   if (!node.args.back().is_none() && node.args.size() > (all ? 1u : 3u)) {
@@ -49,7 +52,7 @@ std::optional<Reduction> ReductionWith(const ResolvedNode& node, MetaOf meta) {
     return std::nullopt;
   }
   std::vector<bool> reduced(in.dim(), true);
-  if (dims && !node.args[1].is_none() && !node.args[1].ints.empty()) {
+  if (!all && !node.args[1].is_none() && !node.args[1].ints.empty()) {
     reduced.assign(in.dim(), false);
     for (int64_t d : node.args[1].ints) {
       int64_t w = d < 0 ? d + std::max<int64_t>(in.dim(), 1) : d;
@@ -129,24 +132,20 @@ bool BlasMatmulWith(const ResolvedNode& node, MetaOf meta) {
 
 std::optional<Reduction> ReductionOf(const ResolvedGraph& g,
                                      const ResolvedNode& node) {
-  return ReductionWith(node,
-                       [&](int v) -> const Meta& { return g.values[v].meta; });
+  return ReductionWith(node, GraphMetas(g));
 }
 
 bool BlasMatmul(const ResolvedGraph& g, const ResolvedNode& node) {
-  return BlasMatmulWith(node,
-                        [&](int v) -> const Meta& { return g.values[v].meta; });
+  return BlasMatmulWith(node, GraphMetas(g));
 }
 
 std::vector<int> ValuesToMakeContiguous(const ResolvedGraph& g,
                                         const ResolvedNode& node) {
-  auto graph_meta = [&](int v) -> const Meta& { return g.values[v].meta; };
   const std::string& op = node.op->qualified_name;
   const bool matmul = op == "aten.mm.default" || op == "aten.addmm.default" ||
                       op == "aten.bmm.default";
   if (!matmul && !IsReductionOp(op)) return {};
-  if (matmul ? BlasMatmulWith(node, graph_meta)
-             : ReductionWith(node, graph_meta).has_value()) {
+  if (matmul ? BlasMatmul(g, node) : ReductionOf(g, node).has_value()) {
     return {};
   }
   // The tensor operands in a layout the kernel may not read (a matrix BLAS
