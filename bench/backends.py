@@ -257,7 +257,7 @@ def main():
                         times.append(step_ms_in_process(name, side, args.steps, server))
                 ratio = statistics.median(n / e for n, e in zip(native, eager))
                 floor = statistics.median(a / e for a, e in zip(again, eager))
-                print("  %-6s eager %8.2f   aotcache native %8.2f   %.2fx"
+                print("  %-11s eager %8.2f   aotcache native %8.2f   %.2fx"
                       "   (eager vs itself %.2fx)"
                       % (name, statistics.median(eager), statistics.median(native), ratio,
                          floor))
