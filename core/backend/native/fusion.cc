@@ -270,31 +270,6 @@ std::string StridedLoopNest(const std::vector<int64_t>& shape,
   return out;
 }
 
-// The functions the loops call for their elements, one per formula and
-// types, each defined once (a lambda per node made a graph of 20,000 adds
-// 20,000 functions for the compiler to inline).
-class ElementFunctions {
- public:
-  // The name of the function `definition` (its text after the name).
-  const std::string& Name(const char* op, const std::string& result_type,
-                          const std::string& definition) {
-    auto [it, inserted] =
-        names_.try_emplace(absl::StrCat(result_type, " ", definition),
-                           absl::StrCat("e", names_.size()));
-    if (inserted) {
-      absl::StrAppend(&source_, "// ", op,
-                      "\nstatic inline __attribute__((always_inline)) ",
-                      result_type, " ", it->second, definition, "\n");
-    }
-    return it->second;
-  }
-  const std::string& source() const { return source_; }
-
- private:
-  std::map<std::string, std::string> names_;
-  std::string source_;
-};
-
 // `node`'s value for element i, as `const T t<value> = e<k>(...);`, reading
 // its operands through `names` and adding its own.
 void EmitNode(const ResolvedGraph& g, const ResolvedNode& node,

@@ -181,6 +181,20 @@ const char* CppTypeName(DType d) {
 
 std::string KernelPreamble() { return kPreamble; }
 
+const std::string& ElementFunctions::Name(const char* op,
+                                          const std::string& result_type,
+                                          const std::string& definition) {
+  auto [it, inserted] =
+      names_.try_emplace(absl::StrCat(result_type, " ", definition),
+                         absl::StrCat("e", names_.size()));
+  if (inserted) {
+    absl::StrAppend(&source_, "// ", op,
+                    "\nstatic inline __attribute__((always_inline)) ",
+                    result_type, " ", it->second, definition, "\n");
+  }
+  return it->second;
+}
+
 std::string CppLiteral(double x) {
   if (std::isnan(x)) return "__builtin_nan(\"\")";
   if (std::isinf(x)) return x > 0 ? "__builtin_inf()" : "(-__builtin_inf())";

@@ -1,16 +1,17 @@
 // The fixed parts of the native backend's generated C++ (fusion.h puts
 // them together): the formula of each elementwise op, the preamble every
 // source starts with (vector math through libmvec, CBLAS), number literals,
-// and the bodies of the kernels that are not elementwise loops (matrix
-// products through BLAS; softmax, layer norm, scatters, dot, cat and
-// mse_loss in structured_sources.cc). Bodies run inside `extern "C" void
-// k(const void* const* inputs, void* const* outputs, int64_t n)` with
-// `using C = <the first output's type>;`.
-// Thread-safety: pure functions.
+// the element functions the loops call, and the bodies of the kernels that are
+// not elementwise loops (matrix products through BLAS; softmax, layer norm,
+// scatters, dot, cat and mse_loss in structured_sources.cc). Bodies run inside
+// `extern "C" void k(const void* const* inputs, void* const* outputs, int64_t
+// n)` with `using C = <the first output's type>;`. Thread-safety: pure
+// functions; an ElementFunctions is not thread-safe (one per generated source).
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,23 @@ const char* CppTypeName(DType dtype);
 // cblas_sgemm/dgemm, and namespace vm (exp, log, sin, cos, tanh, erf, sqrt
 // and pow for float and double).
 std::string KernelPreamble();
+
+// The functions the loops call for their elements, one per formula and
+// types, each defined once (a lambda per node made a graph of 20,000 adds
+// 20,000 functions for the compiler to inline).
+class ElementFunctions {
+ public:
+  // The name of the function `definition` (its text after the name), for a
+  // node of `op`.
+  const std::string& Name(const char* op, const std::string& result_type,
+                          const std::string& definition);
+  // Their definitions, in first use.
+  const std::string& source() const { return source_; }
+
+ private:
+  std::map<std::string, std::string> names_;
+  std::string source_;
+};
 
 // `x` as a C++ double expression (inf and NaN included).
 std::string CppLiteral(double x);
