@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "absl/container/flat_hash_map.h"
+#include "core/autodiff/linalg_derivatives.h"
 
 namespace aotcache {
 namespace {
@@ -246,68 +246,6 @@ void MseLoss(C& c) {
   if (c.needs(1)) c.SetGrad(1, c.Op("aten.neg.default", {T(g)}));
 }
 
-// --- Linear algebra ---------------------------------------------------------
-
-int Tr(C& c, int x) { return c.Op("aten.t.default", {T(x)}); }
-
-// A matrix laid out column-major: the transpose of a contiguous one, as
-// nn.Linear's t(weight) is.
-bool ColumnMajor(const Meta& m) {
-  return m.dim() == 2 && m.stride[0] == 1 && m.stride[1] == m.shape[0];
-}
-
-// The gradients of a = arguments a_arg and b = b_arg of a product a @ b
-// (FunctionsManual's mm_mat1_backward and mm_mat2_backward): g @ b^T and
-// a^T @ g, computed transposed when that operand is column-major so that the
-// gradient has the operand's layout (nn.Linear's weight gradient then comes
-// back contiguous, as eager's does, and accumulates without a copy).
-int MatmulGradA(C& c, int g, int a_arg, int b_arg) {
-  if (ColumnMajor(c.InputMeta(a_arg))) {
-    return Tr(c, c.Op("aten.mm.default", {T(c.Input(b_arg)), T(Tr(c, g))}));
-  }
-  return c.Op("aten.mm.default", {T(g), T(Tr(c, c.Input(b_arg)))});
-}
-int MatmulGradB(C& c, int g, int a_arg, int b_arg) {
-  if (ColumnMajor(c.InputMeta(b_arg))) {
-    return Tr(c, c.Op("aten.mm.default", {T(Tr(c, g)), T(c.Input(a_arg))}));
-  }
-  return c.Op("aten.mm.default", {T(Tr(c, c.Input(a_arg))), T(g)});
-}
-
-void Mm(C& c) {
-  int g = *c.grad();
-  if (c.needs(0)) c.SetGrad(0, MatmulGradA(c, g, 0, 1));
-  if (c.needs(1)) c.SetGrad(1, MatmulGradB(c, g, 0, 1));
-}
-
-void Addmm(C& c) {
-  int g = *c.grad();
-  double beta = c.Number(3), alpha = c.Number(4);
-  auto scaled = [&](int x, double s) {
-    return s == 1 ? x : c.Op("aten.mul.Tensor", {T(x), N(s)});
-  };
-  if (c.needs(0)) c.SetGrad(0, scaled(g, beta));
-  if (c.needs(1)) c.SetGrad(1, scaled(MatmulGradA(c, g, 1, 2), alpha));
-  if (c.needs(2)) c.SetGrad(2, scaled(MatmulGradB(c, g, 1, 2), alpha));
-}
-
-void Bmm(C& c) {
-  int g = *c.grad();
-  auto tr = [&](int x) {
-    return c.Op("aten.transpose.int", {T(x), IntArg(1), IntArg(2)});
-  };
-  if (c.needs(0))
-    c.SetGrad(0, c.Op("aten.bmm.default", {T(g), T(tr(c.Input(1)))}));
-  if (c.needs(1))
-    c.SetGrad(1, c.Op("aten.bmm.default", {T(tr(c.Input(0))), T(g)}));
-}
-
-void Dot(C& c) {
-  int g = *c.grad();
-  if (c.needs(0)) c.SetGrad(0, c.Op("aten.mul.Tensor", {T(g), T(c.Input(1))}));
-  if (c.needs(1)) c.SetGrad(1, c.Op("aten.mul.Tensor", {T(g), T(c.Input(0))}));
-}
-
 void Cat(C& c) {
   int g = *c.grad();
   int64_t dim = WrapDim(c.arg(1).i, c.ResultMeta().dim());
@@ -434,71 +372,70 @@ void Dropout(C& c) {
       0, c.Op("aten.mul.Tensor", {T(kept), N(p < 1 ? 1.0 / (1.0 - p) : 0.0)}));
 }
 
-const absl::flat_hash_map<std::string, DerivativeRule>& Rules() {
-  static const auto* rules =
-      new absl::flat_hash_map<std::string, DerivativeRule>{
-          {"aten.add.Tensor", Add},
-          {"aten.add.Scalar", Add},
-          {"aten.sub.Tensor", Sub},
-          {"aten.sub.Scalar", Sub},
-          {"aten.mul.Tensor", Mul},
-          {"aten.mul.Scalar", Mul},
-          {"aten.div.Tensor", Div},
-          {"aten.div.Scalar", Div},
-          {"aten.neg.default", Neg},
-          {"aten.exp.default", Exp},
-          {"aten.log.default", Log},
-          {"aten.sin.default", Sin},
-          {"aten.cos.default", Cos},
-          {"aten.tanh.default", Tanh},
-          {"aten.sigmoid.default", Sigmoid},
-          {"aten.relu.default", Relu},
-          {"aten.gelu.default", Gelu},
-          {"aten.sqrt.default", Sqrt},
-          {"aten.rsqrt.default", Rsqrt},
-          {"aten.abs.default", Abs},
-          {"aten.pow.Tensor_Scalar", Pow},
-          {"aten.maximum.default", Maximum},
-          {"aten.minimum.default", Minimum},
-          {"aten.where.self", Where},
-          {"aten.clone.default", Identity},
-          {"aten.lift_fresh_copy.default", Identity},
-          {"aten._to_copy.default", Identity},
-          {"aten.alias.default", Identity},
-          {"aten.copy.default", Copy},
-          {"aten.fill.Scalar", Overwrite},
-          {"aten.zeros_like.default", Overwrite},
-          {"aten.sum.default", Sum},
-          {"aten.sum.dim_IntList", SumDim},
-          {"aten.mean.default", Mean},
-          {"aten.mean.dim", MeanDim},
-          {"aten.amax.default", Amax},
-          {"aten._softmax.default", Softmax},
-          {"aten._log_softmax.default", LogSoftmax},
-          {"aten.native_layer_norm.default", LayerNorm},
-          {"aten.mse_loss.default", MseLoss},
-          {"aten.mm.default", Mm},
-          {"aten.addmm.default", Addmm},
-          {"aten.bmm.default", Bmm},
-          {"aten.dot.default", Dot},
-          {"aten.cat.default", Cat},
-          {"aten.view.default", Reshape},
-          {"aten._reshape_alias.default", Reshape},
-          {"aten._unsafe_view.default", Reshape},
-          {"aten.t.default", Transpose2},
-          {"aten.transpose.int", Transpose},
-          {"aten.permute.default", Permute},
-          {"aten.expand.default", Identity},
-          {"aten.unsqueeze.default", Unsqueeze},
-          {"aten.squeeze.dim", Squeeze},
-          {"aten.slice.Tensor", Slice},
-          {"aten.select.int", Select},
-          {"aten.as_strided.default", AsStrided},
-          {"aten.select_scatter.default", SelectScatter},
-          {"aten.slice_scatter.default", SliceScatter},
-          {"aten.as_strided_scatter.default", AsStridedScatter},
-          {"aten.native_dropout.default", Dropout},
-      };
+const DerivativeRules& Rules() {
+  static const DerivativeRules* rules = [] {
+    auto* rules = new DerivativeRules{
+        {"aten.add.Tensor", Add},
+        {"aten.add.Scalar", Add},
+        {"aten.sub.Tensor", Sub},
+        {"aten.sub.Scalar", Sub},
+        {"aten.mul.Tensor", Mul},
+        {"aten.mul.Scalar", Mul},
+        {"aten.div.Tensor", Div},
+        {"aten.div.Scalar", Div},
+        {"aten.neg.default", Neg},
+        {"aten.exp.default", Exp},
+        {"aten.log.default", Log},
+        {"aten.sin.default", Sin},
+        {"aten.cos.default", Cos},
+        {"aten.tanh.default", Tanh},
+        {"aten.sigmoid.default", Sigmoid},
+        {"aten.relu.default", Relu},
+        {"aten.gelu.default", Gelu},
+        {"aten.sqrt.default", Sqrt},
+        {"aten.rsqrt.default", Rsqrt},
+        {"aten.abs.default", Abs},
+        {"aten.pow.Tensor_Scalar", Pow},
+        {"aten.maximum.default", Maximum},
+        {"aten.minimum.default", Minimum},
+        {"aten.where.self", Where},
+        {"aten.clone.default", Identity},
+        {"aten.lift_fresh_copy.default", Identity},
+        {"aten._to_copy.default", Identity},
+        {"aten.alias.default", Identity},
+        {"aten.copy.default", Copy},
+        {"aten.fill.Scalar", Overwrite},
+        {"aten.zeros_like.default", Overwrite},
+        {"aten.sum.default", Sum},
+        {"aten.sum.dim_IntList", SumDim},
+        {"aten.mean.default", Mean},
+        {"aten.mean.dim", MeanDim},
+        {"aten.amax.default", Amax},
+        {"aten._softmax.default", Softmax},
+        {"aten._log_softmax.default", LogSoftmax},
+        {"aten.native_layer_norm.default", LayerNorm},
+        {"aten.mse_loss.default", MseLoss},
+        {"aten.cat.default", Cat},
+        {"aten.view.default", Reshape},
+        {"aten._reshape_alias.default", Reshape},
+        {"aten._unsafe_view.default", Reshape},
+        {"aten.t.default", Transpose2},
+        {"aten.transpose.int", Transpose},
+        {"aten.permute.default", Permute},
+        {"aten.expand.default", Identity},
+        {"aten.unsqueeze.default", Unsqueeze},
+        {"aten.squeeze.dim", Squeeze},
+        {"aten.slice.Tensor", Slice},
+        {"aten.select.int", Select},
+        {"aten.as_strided.default", AsStrided},
+        {"aten.select_scatter.default", SelectScatter},
+        {"aten.slice_scatter.default", SliceScatter},
+        {"aten.as_strided_scatter.default", AsStridedScatter},
+        {"aten.native_dropout.default", Dropout},
+    };
+    AddLinalgDerivatives(rules);
+    return rules;
+  }();
   return *rules;
 }
 

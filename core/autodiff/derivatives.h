@@ -6,12 +6,17 @@
 #ifndef AOTCACHE_CORE_AUTODIFF_DERIVATIVES_H_
 #define AOTCACHE_CORE_AUTODIFF_DERIVATIVES_H_
 
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "core/autodiff/grad_context.h"
 
 namespace aotcache {
 
 using DerivativeRule = void (*)(GradContext& ctx);
+// Rules by op, as each op family's file adds its own.
+using DerivativeRules = absl::flat_hash_map<std::string, DerivativeRule>;
 
 // The rule for an op ("aten.mul.Tensor"), or nullptr.
 DerivativeRule FindDerivative(absl::string_view qualified_name);
