@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/autodiff/linalg_derivatives.h"
+#include "core/autodiff/loss_derivatives.h"
 
 namespace aotcache {
 namespace {
@@ -434,6 +435,7 @@ const DerivativeRules& Rules() {
         {"aten.native_dropout.default", Dropout},
     };
     AddLinalgDerivatives(rules);
+    AddLossDerivatives(rules);
     return rules;
   }();
   return *rules;

@@ -39,10 +39,36 @@ absl::Status CheckSizes(const InferContext& ctx, int arg,
   return absl::OkStatus();
 }
 
-// Reduces `dims` of `in` (all dims when `dims` is empty).
 Meta ContiguousLike(const Meta& in) {
   return ContiguousMeta(in.shape, in.dtype);
 }
 
-// Whether `m` covers a block of memory exactly once, in some dim order.
+absl::Status RequireFloat(const InferContext& ctx, int arg, DType dtype) {
+  if (!IsFloating(dtype)) {
+    return ArgError(
+        ctx, arg,
+        absl::StrCat("needs a floating dtype, got ", DTypeName(dtype)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RequireRank(const InferContext& ctx, int arg, int64_t rank) {
+  if (ctx.tensor(arg).dim() != rank) {
+    return ArgError(ctx, arg,
+                    absl::StrCat("expected ", rank, "-D tensor, got shape ",
+                                 ShapeString(ctx.tensor(arg).shape)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RequireSameDType(const InferContext& ctx, int a, int b) {
+  if (ctx.tensor(a).dtype != ctx.tensor(b).dtype) {
+    return ArgError(
+        ctx, b,
+        absl::StrCat("dtype ", DTypeName(ctx.tensor(b).dtype), " differs from ",
+                     DTypeName(ctx.tensor(a).dtype)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace aotcache::infer::internal

@@ -1,5 +1,5 @@
 // Helpers shared by the shape inference files (shape_inference.cc,
-// view_inference.cc). Internal to core/graph.
+// view_inference.cc and one per op family). Internal to core/graph.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_GRAPH_INFER_HELPERS_H_
 #define AOTCACHE_CORE_GRAPH_INFER_HELPERS_H_
@@ -24,6 +24,12 @@ absl::StatusOr<int64_t> WrapDim(const InferContext& ctx, int arg, int64_t dim,
 absl::Status CheckSizes(const InferContext& ctx, int arg,
                         const std::vector<int64_t>& sizes);
 Meta ContiguousLike(const Meta& in);
+// InvalidArgument unless argument `arg` (of dtype `dtype`) is floating.
+absl::Status RequireFloat(const InferContext& ctx, int arg, DType dtype);
+// InvalidArgument unless tensor argument `arg` has `rank` dims.
+absl::Status RequireRank(const InferContext& ctx, int arg, int64_t rank);
+// InvalidArgument unless tensor arguments `a` and `b` share a dtype.
+absl::Status RequireSameDType(const InferContext& ctx, int a, int b);
 inline Metas One(Meta m) { return Metas{std::move(m)}; }
 
 }  // namespace aotcache::infer::internal

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/algorithm/container.h"
+#include "core/graph/loss_inference.h"
 
 namespace aotcache {
 namespace {
@@ -141,6 +142,10 @@ const Row kRows[] = {
      infer::LayerNorm, kFirstResultOnly},
     {"mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
      infer::MseLoss},
+    // Losses (loss_inference.h).
+    {"nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int "
+     "reduction, SymInt ignore_index) -> (Tensor, Tensor)",
+     infer::NllLoss, kFirstResultOnly, "", "target"},
     // Linear algebra.
     {"mm(Tensor self, Tensor mat2) -> Tensor", infer::Mm},
     {"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar "
@@ -234,6 +239,10 @@ const Row kRows[] = {
      "normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? "
      "bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
      infer::LayerNormBackward, kNotDifferentiable},
+    {"nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
+     "Tensor? weight, int reduction, SymInt ignore_index, Tensor "
+     "total_weight) -> Tensor",
+     infer::NllLossBackward, kNotDifferentiable},
     {"mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int "
      "reduction) -> Tensor",
      infer::MseLossBackward, kNotDifferentiable},

@@ -15,6 +15,9 @@ using internal::CheckSizes;
 using internal::ContiguousLike;
 using internal::Metas;
 using internal::One;
+using internal::RequireFloat;
+using internal::RequireRank;
+using internal::RequireSameDType;
 using internal::ShapeString;
 using internal::WrapDim;
 
@@ -122,34 +125,6 @@ absl::StatusOr<Meta> Reduce(const InferContext& ctx, int dim_arg,
 }
 
 DType SumDType(DType in) { return IsIntegral(in) ? v1::DTYPE_INT64 : in; }
-
-absl::Status RequireFloat(const InferContext& ctx, int arg, DType dtype) {
-  if (!IsFloating(dtype)) {
-    return ArgError(
-        ctx, arg,
-        absl::StrCat("needs a floating dtype, got ", DTypeName(dtype)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status RequireRank(const InferContext& ctx, int arg, int64_t rank) {
-  if (ctx.tensor(arg).dim() != rank) {
-    return ArgError(ctx, arg,
-                    absl::StrCat("expected ", rank, "-D tensor, got shape ",
-                                 ShapeString(ctx.tensor(arg).shape)));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status RequireSameDType(const InferContext& ctx, int a, int b) {
-  if (ctx.tensor(a).dtype != ctx.tensor(b).dtype) {
-    return ArgError(
-        ctx, b,
-        absl::StrCat("dtype ", DTypeName(ctx.tensor(b).dtype), " differs from ",
-                     DTypeName(ctx.tensor(a).dtype)));
-  }
-  return absl::OkStatus();
-}
 
 // at::detail::computeStride: the strides of a view of `in` with `shape`, if
 // the memory layout allows one.

@@ -58,6 +58,7 @@ extern const std::vector<Entry>& ReductionKernels();
 extern const std::vector<Entry>& LinalgKernels();
 extern const std::vector<Entry>& ShapeKernels();
 extern const std::vector<Entry>& BackwardKernels();
+extern const std::vector<Entry>& LossKernels();
 }  // namespace kernels
 
 }  // namespace aotcache

@@ -104,6 +104,22 @@ const MalformedCase kCases[] = {
      },
      absl::StatusCode::kInvalidArgument, "node 'relu'",
      "unsupported op 'aten.frobnicate.default'"},
+    {"EveryUnsupportedOpInOneError",
+     [](v1::Graph& g) {
+       g.mutable_nodes(0)->set_op("aten.frobnicate.default");
+       g.mutable_nodes(1)->set_op("aten.twiddle.default");
+       g.mutable_nodes(2)->set_op("aten.frobnicate.default");
+     },
+     absl::StatusCode::kInvalidArgument, "2 unsupported ops",
+     "'aten.frobnicate.default' (2 nodes, first 'mm'), "
+     "'aten.twiddle.default' (node 'relu')"},
+    {"OneUnsupportedOpOnSeveralNodes",
+     [](v1::Graph& g) {
+       g.mutable_nodes(1)->set_op("aten.twiddle.default");
+       g.mutable_nodes(2)->set_op("aten.twiddle.default");
+     },
+     absl::StatusCode::kInvalidArgument, "nodes: unsupported op",
+     "'aten.twiddle.default' (2 nodes, first 'relu')"},
     {"TooManyArguments",
      [](v1::Graph& g) { g.mutable_nodes(1)->add_args()->set_int_(1); },
      absl::StatusCode::kInvalidArgument, "node 'relu'",

@@ -94,6 +94,18 @@ def test_an_unsupported_op_is_an_error_naming_it(daemon):
         g(torch.randn(4))
 
 
+def test_every_unsupported_op_is_named_in_one_error(daemon):
+    def f(x):
+        return torch.logcumsumexp(x, 0) + torch.cummax(x, 0)[0] + torch.logcumsumexp(x * 2, 0)
+
+    with pytest.raises(CompileError) as raised:
+        aot_function(f, server=daemon)(torch.randn(4))
+    message = str(raised.value)
+    assert "2 unsupported ops" in message
+    assert "'aten.logcumsumexp.default' (2 nodes" in message
+    assert "'aten.cummax.default' (node" in message
+
+
 def test_fallback_eager_runs_the_function_with_a_warning(daemon):
     def f(x):
         return torch.logcumsumexp(x, 0) + 1

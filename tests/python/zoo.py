@@ -1,0 +1,261 @@
+"""The model zoo: the models people train, as they write them.
+
+Each entry builds a module, a batch, and a loss, so that tests and bench/
+run the same workloads: through aot_module (the loss outside, in eager) and
+through aot_function (the loss inside the compiled function).
+
+Thread-safety: builders make fresh objects; nothing here is shared.
+"""
+
+import copy
+import math
+from typing import Callable, Dict, NamedTuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Workload(NamedTuple):
+    module: nn.Module
+    inputs: tuple          # the batch the module takes
+    target: torch.Tensor   # what the loss compares against
+    loss: Callable         # loss(output, target) -> scalar
+    has_dropout: bool
+
+
+class MlpClassifier(nn.Module):
+    def __init__(self, dropout=0.1):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Dropout(dropout),
+                                 nn.Linear(64, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class SmallCnn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2))
+        self.head = nn.Linear(16 * 4 * 4, 10)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d, heads, dropout):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).split(d, dim=2)
+        q = q.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, d // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // self.heads))
+        mask = torch.ones(t, t, dtype=torch.bool).tril()
+        att = att.masked_fill(~mask, float("-inf"))
+        att = self.drop(F.softmax(att, dim=-1))
+        y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
+        return self.drop(self.proj(y))
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, d, heads, dropout):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.attn = CausalSelfAttention(d, heads, dropout)
+        self.ln2 = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d),
+                                 nn.Dropout(dropout))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class GptDecoder(nn.Module):
+    def __init__(self, vocab=64, block=16, d=32, heads=4, layers=2, dropout=0.1):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(block, d)
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.Sequential(*[DecoderBlock(d, heads, dropout) for _ in range(layers)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        pos = torch.arange(0, t, dtype=torch.long)
+        x = self.drop(self.tok(idx) + self.pos(pos))
+        return self.head(self.ln(self.blocks(x)))
+
+
+class LstmTagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(16, 32, batch_first=True)
+        self.head = nn.Linear(32, 5)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1])
+
+
+class Encoder(nn.Module):
+    def __init__(self, dropout):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=dropout,
+                                                batch_first=True)
+        self.head = nn.Linear(32, 5)
+
+    def forward(self, x):
+        return self.head(self.layer(x).mean(1))
+
+
+def _classify(out, target):
+    return F.cross_entropy(out, target)
+
+
+def _lm_loss(out, target):
+    return F.cross_entropy(out.reshape(-1, out.shape[-1]), target.reshape(-1))
+
+
+def mlp(dropout=0.1):
+    return Workload(MlpClassifier(dropout), (torch.randn(8, 32),),
+                    torch.randint(0, 10, (8,)), _classify, dropout > 0)
+
+
+def cnn(dropout=0.0):
+    return Workload(SmallCnn(), (torch.randn(4, 3, 16, 16),), torch.randint(0, 10, (4,)),
+                    _classify, False)
+
+
+def resnet18(dropout=0.0):
+    import torchvision
+    return Workload(torchvision.models.resnet18(num_classes=10), (torch.randn(4, 3, 64, 64),),
+                    torch.randint(0, 10, (4,)), _classify, False)
+
+
+def gpt(dropout=0.1):
+    idx = torch.randint(0, 64, (2, 16))
+    return Workload(GptDecoder(dropout=dropout), (idx,), torch.randint(0, 64, (2, 16)),
+                    _lm_loss, dropout > 0)
+
+
+def encoder(dropout=0.0):
+    return Workload(Encoder(dropout), (torch.randn(2, 8, 32),), torch.randint(0, 5, (2,)),
+                    _classify, dropout > 0)
+
+
+def lstm(dropout=0.0):
+    return Workload(LstmTagger(), (torch.randn(3, 7, 16),), torch.randint(0, 5, (3,)),
+                    _classify, False)
+
+
+# Each builder takes the dropout probability (ignored by models without).
+ZOO: Dict[str, Callable[..., Workload]] = {
+    "mlp": mlp,
+    "cnn": cnn,
+    "resnet18": resnet18,
+    "gpt": gpt,
+    "encoder": encoder,
+    "lstm": lstm,
+}
+
+
+# -- training through the cache, against eager --------------------------------
+
+FORMS = ("module", "function")  # aot_module (loss outside), aot_function (loss inside)
+
+
+def _grads(module):
+    return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
+            for p in module.parameters()]
+
+
+def _norm(tensors):
+    return math.sqrt(sum(float(t.double().pow(2).sum()) for t in tensors))
+
+
+def _diff(a, b):
+    return _norm([x.double() - y.double() for x, y in zip(a, b)])
+
+
+def _copy_state(dst, src):
+    with torch.no_grad():
+        for d, s in zip(list(dst.parameters()) + list(dst.buffers()),
+                        list(src.parameters()) + list(src.buffers())):
+            d.copy_(s)
+
+
+def train(name, form, steps=5, server=None, seed=0, dropout=0.0):
+    """Trains zoo model `name` for `steps` Adam steps, eager and compiled side
+    by side at identical parameters: every step, both compute the loss and
+    the gradients from the same parameters and buffers, then eager's
+    optimizer steps and its state is copied into the compiled model. A
+    float64 eager copy at the same parameters measures float32's own
+    rounding (the bound a compiler error must stay under).
+
+    Returns per step: loss_error (|compiled - eager|), loss_drift (|eager32 -
+    eager64|), grad_error and grad_drift (norms over all parameters), and
+    buffer_error (running statistics after the step), plus cache_info."""
+    from aotcache.torch import aot_function, aot_module
+
+    torch.manual_seed(seed)
+    w = ZOO[name](dropout)
+    eager = w.module.train()
+    compiled_model = copy.deepcopy(eager)
+    wide = copy.deepcopy(eager).double()
+    if form == "module":
+        compiled = aot_module(compiled_model, server=server)
+
+        def run(*inputs):
+            return w.loss(compiled(*inputs), w.target)
+    else:
+        run = aot_function(lambda *inputs: w.loss(compiled_model(*inputs), w.target),
+                           server=server)
+    opt = torch.optim.Adam(eager.parameters(), lr=1e-2)
+    wide_inputs = tuple(x.double() if x.is_floating_point() else x for x in w.inputs)
+    rows = []
+    for _ in range(steps):
+        _copy_state(compiled_model, eager)
+        _copy_state(wide, eager)
+        for m in (eager, compiled_model, wide):
+            m.zero_grad(set_to_none=True)
+        loss_c = run(*w.inputs)
+        loss_c.backward()
+        loss_w = w.loss(wide(*wide_inputs), w.target)
+        loss_w.backward()
+        loss_e = w.loss(eager(*w.inputs), w.target)
+        loss_e.backward()
+        ge, gc, gw = _grads(eager), _grads(compiled_model), _grads(wide)
+        rows.append({
+            "loss": float(loss_e),
+            "loss_error": abs(float(loss_c) - float(loss_e)),
+            "loss_drift": abs(float(loss_e) - float(loss_w)),
+            "grad_norm": _norm(ge),
+            "grad_error": _diff(gc, ge),
+            "grad_drift": _diff(ge, gw),
+            "buffer_error": _diff(list(compiled_model.buffers()), list(eager.buffers())),
+            "buffer_drift": _diff(list(eager.buffers()), list(wide.buffers())),
+        })
+        opt.step()
+    info = compiled.cache_info() if form == "module" else run.cache_info()
+    return {"steps": rows, "cache_info": info}
+
+
+if __name__ == "__main__":
+    # One training run in its own process: zoo.py NAME FORM [SERVER]; prints JSON.
+    import json
+    import sys
+    result = train(sys.argv[1], sys.argv[2], server=sys.argv[3] if len(sys.argv) > 3 else None)
+    print(json.dumps(result))
