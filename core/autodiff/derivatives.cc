@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/autodiff/indexing_derivatives.h"
 #include "core/autodiff/linalg_derivatives.h"
 #include "core/autodiff/loss_derivatives.h"
 
@@ -436,6 +437,7 @@ const DerivativeRules& Rules() {
     };
     AddLinalgDerivatives(rules);
     AddLossDerivatives(rules);
+    AddIndexingDerivatives(rules);
     return rules;
   }();
   return *rules;

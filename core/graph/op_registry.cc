@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/algorithm/container.h"
+#include "core/graph/indexing_inference.h"
 #include "core/graph/loss_inference.h"
 
 namespace aotcache {
@@ -105,6 +106,17 @@ const Row kRows[] = {
     {"full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? "
      "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
      infer::Full, kNotDifferentiable},
+    {"arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, "
+     "Device? device=None, bool? pin_memory=None) -> Tensor",
+     infer::Arange, kNotDifferentiable},
+    {"arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, "
+     "Layout? layout=None, Device? device=None, bool? pin_memory=None) -> "
+     "Tensor",
+     infer::Arange, kNotDifferentiable},
+    {"arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
+     "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
+     "pin_memory=None) -> Tensor",
+     infer::Arange, kNotDifferentiable},
     {"ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
      "Device? device=None, bool? pin_memory=None, MemoryFormat? "
      "memory_format=None) -> Tensor",
@@ -142,6 +154,10 @@ const Row kRows[] = {
      infer::LayerNorm, kFirstResultOnly},
     {"mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
      infer::MseLoss},
+    // Indexing (indexing_inference.h).
+    {"embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool "
+     "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+     infer::Embedding, kNone, "", "indices"},
     // Losses (loss_inference.h).
     {"nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int "
      "reduction, SymInt ignore_index) -> (Tensor, Tensor)",
@@ -217,6 +233,10 @@ const Row kRows[] = {
      infer::SameAsSelf, kNone, "aten.fill.Scalar"},
     {"relu_(Tensor(a!) self) -> Tensor(a!)", infer::SameAsSelf, kNone,
      "aten.relu.default"},
+    {"sigmoid_(Tensor(a!) self) -> Tensor(a!)", infer::SameAsSelf, kNone,
+     "aten.sigmoid.default"},
+    {"tanh_(Tensor(a!) self) -> Tensor(a!)", infer::SameAsSelf, kNone,
+     "aten.tanh.default"},
     {"t_(Tensor(a!) self) -> Tensor(a!)", infer::T, kMetadataMutation,
      "aten.t.default"},
     {"transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",
@@ -239,6 +259,9 @@ const Row kRows[] = {
      "normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? "
      "bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
      infer::LayerNormBackward, kNotDifferentiable},
+    {"embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt "
+     "num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
+     infer::EmbeddingDenseBackward, kNotDifferentiable},
     {"nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, "
      "Tensor? weight, int reduction, SymInt ignore_index, Tensor "
      "total_weight) -> Tensor",
@@ -277,6 +300,17 @@ OpEffect EffectOf(const OpSchema& schema, unsigned flags) {
                                      : OpEffect::kInPlace;
 }
 
+// Rows are part of the program: a typo in one is a build defect.
+OpSchema ParseRow(const char* text) {
+  absl::StatusOr<OpSchema> schema = ParseOpSchema(text);
+  if (!schema.ok()) {
+    std::fprintf(stderr, "aotcache: bad registry schema: %s\n",
+                 std::string(schema.status().message()).c_str());
+    std::abort();
+  }
+  return *std::move(schema);
+}
+
 }  // namespace
 
 bool OpInfo::IsArgDifferentiable(int arg) const {
@@ -287,15 +321,8 @@ bool OpInfo::IsArgDifferentiable(int arg) const {
 
 OpRegistry::OpRegistry() {
   for (const Row& row : kRows) {
-    absl::StatusOr<OpSchema> schema = ParseOpSchema(row.schema);
-    if (!schema.ok()) {
-      // The table is part of the program: a typo in it is a build defect.
-      std::fprintf(stderr, "aotcache: bad registry schema: %s\n",
-                   std::string(schema.status().message()).c_str());
-      std::abort();
-    }
     OpInfo info;
-    info.schema = *std::move(schema);
+    info.schema = ParseRow(row.schema);
     info.qualified_name = info.schema.QualifiedName();
     info.infer = row.infer;
     info.effect = EffectOf(info.schema, row.flags);
@@ -313,9 +340,24 @@ OpRegistry::OpRegistry() {
       }
     }
     info.functional_counterpart = row.functional;
-    by_name_[info.qualified_name] = static_cast<int>(ops_.size());
-    ops_.push_back(std::move(info));
+    Add(std::move(info));
   }
+  for (const Decomposition& d : Decompositions()) {
+    OpInfo info;
+    info.schema = ParseRow(d.schema);
+    info.qualified_name = info.schema.QualifiedName();
+    info.infer = nullptr;
+    info.effect = OpEffect::kFunctional;
+    info.cacheability = Cacheability::kCacheable;
+    info.differentiable = true;
+    info.decompose = d.decompose;
+    Add(std::move(info));
+  }
+}
+
+void OpRegistry::Add(OpInfo info) {
+  by_name_[info.qualified_name] = static_cast<int>(ops_.size());
+  ops_.push_back(std::move(info));
 }
 
 const OpRegistry& OpRegistry::Get() {

@@ -11,6 +11,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "core/graph/decompositions.h"
 #include "core/graph/op_schema.h"
 #include "core/graph/shape_inference.h"
 
@@ -44,6 +45,9 @@ struct OpInfo {
   // In-place and in-place-metadata ops: the out-of-place op with the same
   // arguments ("aten.add.Tensor" for add_); the functional graph uses it.
   std::string functional_counterpart;
+  // Ops validation rewrites into others (decompositions.h): set for them
+  // only, and `infer` is then null. No resolved node has such an op.
+  DecomposeFn decompose = nullptr;
 
   bool IsArgDifferentiable(int arg) const;
 };
@@ -58,6 +62,7 @@ class OpRegistry {
 
  private:
   OpRegistry();
+  void Add(OpInfo info);
 
   std::vector<OpInfo> ops_;
   absl::flat_hash_map<std::string, int> by_name_;

@@ -194,7 +194,8 @@ absl::StatusOr<OpSchema> ParseOpSchema(absl::string_view text) {
     absl::Status st = ParseAnnotatedType(absl::StripAsciiWhitespace(raw),
                                          &type_text, &ret.alias);
     if (!st.ok()) return SyntaxError(text, st.message());
-    if (type_text != "Tensor") {
+    ret.is_list = type_text == "Tensor[]";
+    if (type_text != "Tensor" && !ret.is_list) {
       return SyntaxError(text, absl::StrCat("return type ", type_text));
     }
     schema.returns.push_back(ret);

@@ -57,13 +57,14 @@ struct ArgSchema {
 
 struct ReturnSchema {
   AliasAnnotation alias;
+  bool is_list = false;  // Tensor[]: any number of results.
 };
 
 struct OpSchema {
   std::string name;      // "add_"
   std::string overload;  // "Tensor", or "default" when the schema has none.
   std::vector<ArgSchema> args;
-  std::vector<ReturnSchema> returns;  // All returns are tensors.
+  std::vector<ReturnSchema> returns;  // All returns are tensors or lists.
 
   // torch's printed form of the overload: "aten.add_.Tensor".
   std::string QualifiedName() const;

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/graph/bind_arguments.h"
+#include "core/graph/decompositions.h"
 #include "core/status_macros.h"
 
 namespace aotcache {
@@ -443,6 +444,31 @@ class Resolver {
                                              "' must be a tensor"));
       }
     }
+    if (op->decompose != nullptr) return AddDecomposed(i, std::move(resolved));
+    AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> results,
+                              AddResolved(std::move(resolved), &node));
+    if (results.size() == 1) {
+      names_.emplace(node.name(), results[0]);
+    } else {
+      names_.emplace(node.name(), kMultiResult);
+      multi_results_.emplace(node.name(), std::move(results));
+    }
+    return absl::OkStatus();
+  }
+
+  // Infers the results of a bound node and adds it; `declared` is the
+  // client's node, whose output_meta is checked (null for nodes a
+  // decomposition emits). Returns the results' value ids.
+  absl::StatusOr<std::vector<int>> AddResolved(ResolvedNode resolved,
+                                               const v1::Node* declared) {
+    const OpInfo* op = resolved.op;
+    const int i = resolved.proto_index;
+    auto where = [&] { return NodeWhere(graph_, i); };
+    if (static_cast<int64_t>(resolved_.nodes.size()) >= limits_.max_nodes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(where(), ": decomposes past the limit of ",
+                       limits_.max_nodes, " nodes"));
+    }
     auto meta_of = [this](int id) -> const Meta& {
       return resolved_.values[id].meta;
     };
@@ -462,13 +488,17 @@ class Resolver {
         m.offset = 0;  // Fresh memory.
       }
     }
-    AOTCACHE_RETURN_IF_ERROR(CheckDeclared(where, node, *inferred, op->effect));
-    // A fresh result may have the layout make_fx saw (clone keeps strides).
-    if (op->effect == OpEffect::kFunctional) {
-      for (int r = 0; r < node.output_meta_size(); ++r) {
-        if (node.output_meta(r).stride_size() > 0) {
-          (*inferred)[r].stride.assign(node.output_meta(r).stride().begin(),
-                                       node.output_meta(r).stride().end());
+    if (declared != nullptr) {
+      const v1::Node& node = *declared;
+      AOTCACHE_RETURN_IF_ERROR(
+          CheckDeclared(where, node, *inferred, op->effect));
+      // A fresh result may have the layout make_fx saw (clone keeps strides).
+      if (op->effect == OpEffect::kFunctional) {
+        for (int r = 0; r < node.output_meta_size(); ++r) {
+          if (node.output_meta(r).stride_size() > 0) {
+            (*inferred)[r].stride.assign(node.output_meta(r).stride().begin(),
+                                         node.output_meta(r).stride().end());
+          }
         }
       }
     }
@@ -478,13 +508,65 @@ class Resolver {
       AddValue({ValueInfo::Source::kNode, node_index, static_cast<int>(r),
                 (*inferred)[r]});
     }
-    if (resolved.results.size() == 1) {
-      names_.emplace(node.name(), resolved.results[0]);
-    } else {
-      names_.emplace(node.name(), kMultiResult);
-      multi_results_.emplace(node.name(), resolved.results);
-    }
+    std::vector<int> results = resolved.results;
     resolved_.nodes.push_back(std::move(resolved));
+    return results;
+  }
+
+  // A node whose op validation rewrites (decompositions.h): the ops its
+  // decomposition emits stand in the graph for it, their results for its.
+  class NodeDecomposer : public Decomposer {
+   public:
+    NodeDecomposer(Resolver* r, const ResolvedNode& node)
+        : r_(r), node_(node) {}
+    const BoundArg& arg(int i) const override { return node_.args[i]; }
+    Meta meta(int value) const override {
+      return r_->resolved_.values[value].meta;
+    }
+    absl::StatusOr<std::vector<int>> Emit(absl::string_view op,
+                                          std::vector<BoundArg> args) override {
+      ResolvedNode emitted;
+      emitted.op = OpRegistry::Get().Find(op);
+      if (emitted.op == nullptr || emitted.op->decompose != nullptr) {
+        return absl::InternalError(
+            absl::StrCat("a decomposition emits unknown op ", op));
+      }
+      emitted.args = std::move(args);
+      emitted.grad_enabled = node_.grad_enabled;
+      emitted.proto_index = node_.proto_index;
+      absl::StatusOr<std::vector<int>> results =
+          r_->AddResolved(std::move(emitted), nullptr);
+      emit_failed_ |= !results.ok();
+      return results;
+    }
+    // Whether an error came from an emitted op (it names the node already).
+    bool emit_failed() const { return emit_failed_; }
+
+   private:
+    Resolver* r_;
+    const ResolvedNode& node_;
+    bool emit_failed_ = false;
+  };
+
+  absl::Status AddDecomposed(int i, ResolvedNode node) {
+    const v1::Node& proto = graph_.nodes(i);
+    auto where = [&] { return NodeWhere(graph_, i); };
+    NodeDecomposer decomposer(this, node);
+    absl::StatusOr<std::vector<int>> results = node.op->decompose(decomposer);
+    if (!results.ok()) {
+      if (decomposer.emit_failed()) return results.status();
+      return Invalid(where(), results.status().message());
+    }
+    std::vector<Meta> metas;
+    for (int v : *results) metas.push_back(resolved_.values[v].meta);
+    AOTCACHE_RETURN_IF_ERROR(
+        CheckDeclared(where, proto, metas, OpEffect::kFunctional));
+    if (node.op->schema.returns[0].is_list) {
+      names_.emplace(proto.name(), kMultiResult);
+      multi_results_.emplace(proto.name(), *std::move(results));
+    } else {
+      names_.emplace(proto.name(), (*results)[0]);
+    }
     return absl::OkStatus();
   }
 

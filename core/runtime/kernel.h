@@ -59,6 +59,7 @@ extern const std::vector<Entry>& LinalgKernels();
 extern const std::vector<Entry>& ShapeKernels();
 extern const std::vector<Entry>& BackwardKernels();
 extern const std::vector<Entry>& LossKernels();
+extern const std::vector<Entry>& IndexingKernels();
 }  // namespace kernels
 
 }  // namespace aotcache

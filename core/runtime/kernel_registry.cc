@@ -9,7 +9,8 @@ Kernel FindKernel(absl::string_view qualified_name) {
     for (const auto* table :
          {&kernels::PointwiseKernels(), &kernels::ReductionKernels(),
           &kernels::LinalgKernels(), &kernels::ShapeKernels(),
-          &kernels::BackwardKernels(), &kernels::LossKernels()}) {
+          &kernels::BackwardKernels(), &kernels::LossKernels(),
+          &kernels::IndexingKernels()}) {
       for (const kernels::Entry& e : *table) map->emplace(e.op, e.kernel);
     }
     return map;

@@ -40,6 +40,26 @@ Results Ones(const KernelArgs& k) { return Filled(k, 1); }
 Results Full(const KernelArgs& k) { return Filled(k, k.number(1)); }
 Results FillScalar(const KernelArgs& k) { return Filled(k, k.number(1)); }
 
+// start + i * step, for the sizes inference gave (arange's three forms).
+Results Arange(const KernelArgs& k) {
+  bool has_start = k.node->op->schema.args[0].name == "start";
+  double start = has_start ? k.number(0) : 0;
+  double step =
+      has_start && k.node->op->schema.args[2].name == "step" ? k.number(2) : 1;
+  Tensor out = k.NewResult(0);
+  bool integral = IsIntegral(out.dtype());
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    if (integral) {
+      StoreFrom<int64_t>(
+          out.storage_data(), out.dtype(), i,
+          static_cast<int64_t>(start) + i * static_cast<int64_t>(step));
+    } else {
+      StoreFrom<double>(out.storage_data(), out.dtype(), i, start + i * step);
+    }
+  }
+  return std::vector<Tensor>{out};
+}
+
 // aten.copy(self, src): self's shape and dtype, src's values.
 Results Copy(const KernelArgs& k) {
   Tensor out = k.NewResult(0);
@@ -180,6 +200,9 @@ const std::vector<Entry>& ShapeKernels() {
       {"aten.fill.Scalar", FillScalar},
       {"aten.zeros.default", Zeros},
       {"aten.ones.default", Ones},
+      {"aten.arange.default", Arange},
+      {"aten.arange.start", Arange},
+      {"aten.arange.start_step", Arange},
       {"aten.full.default", Full},
       {"aten.zeros_like.default", Zeros},
       {"aten.ones_like.default", Ones},

@@ -120,6 +120,41 @@ const MalformedCase kCases[] = {
      },
      absl::StatusCode::kInvalidArgument, "nodes: unsupported op",
      "'aten.twiddle.default' (2 nodes, first 'relu')"},
+    {"DecomposedSplitOfAZeroSize",
+     [](v1::Graph& g) {
+       v1::Node* n = AddNode(g, "parts", "aten.split.Tensor", {"mm"});
+       n->add_args()->set_int_(0);
+     },
+     absl::StatusCode::kInvalidArgument, "node 'parts'",
+     "argument 'split_size': split_size 0 for a dim of 2"},
+    {"DecomposedStackOfUnequalShapes",
+     [](v1::Graph& g) {
+       v1::Node* n = g.add_nodes();
+       n->set_name("stacked");
+       n->set_op("aten.stack.default");
+       n->set_grad_mode(v1::GRAD_MODE_ENABLED);
+       n->add_args()->mutable_nodes()->add_names("mm");
+       n->mutable_args(0)->mutable_nodes()->add_names("x");
+     },
+     absl::StatusCode::kInvalidArgument, "node 'stacked'",
+     "tensor 1 has another shape"},
+    {"DecomposedOpsFailingInsideNameTheNode",
+     [](v1::Graph& g) { AddNode(g, "lower", "aten.tril.default", {"sum"}); },
+     absl::StatusCode::kInvalidArgument, "node 'lower'",
+     "needs at least 2 dimensions"},
+    {"SplitPastTheNodeLimit",
+     [](v1::Graph& g) {
+       v1::Node* n = AddNode(g, "parts", "aten.split.Tensor", {"mm"});
+       n->add_args()->set_int_(1);
+       n->add_args()->set_int_(1);
+     },
+     absl::StatusCode::kResourceExhausted, "node 'parts'",
+     "decomposes past the limit of 5 nodes",
+     [] {
+       GraphLimits l;
+       l.max_nodes = 5;
+       return l;
+     }()},
     {"TooManyArguments",
      [](v1::Graph& g) { g.mutable_nodes(1)->add_args()->set_int_(1); },
      absl::StatusCode::kInvalidArgument, "node 'relu'",

@@ -27,9 +27,6 @@ RELATIVE_FLOOR = 1e-6
 NOT_YET = {
     "cnn": "convolution, native_batch_norm, max_pool2d_with_indices",
     "resnet18": "convolution, native_batch_norm, max_pool2d_with_indices",
-    "gpt": "arange, embedding, split, tril, masked_fill",
-    "encoder": "split",
-    "lstm": "unbind, unsafe_split, stack, sigmoid_, tanh_",
 }
 
 

@@ -1,0 +1,274 @@
+#include "core/graph/decompositions.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+
+absl::StatusOr<int> Decomposer::EmitOne(absl::string_view op,
+                                        std::vector<BoundArg> args) {
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> results,
+                            Emit(op, std::move(args)));
+  return results[0];
+}
+
+namespace {
+
+absl::Status ArgError(absl::string_view name, absl::string_view detail) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("argument '", name, "': ", detail));
+}
+
+absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
+                                int64_t rank) {
+  int64_t r = std::max<int64_t>(rank, 1);
+  if (dim < -r || dim >= r) {
+    return ArgError(name, absl::StrCat("dim ", dim,
+                                       " out of range for a "
+                                       "tensor of ",
+                                       rank, " dimensions"));
+  }
+  return dim < 0 ? dim + r : dim;
+}
+
+// Slices of `self` along `dim` with the given sizes, in order.
+absl::StatusOr<std::vector<int>> Slices(Decomposer& d, int64_t dim,
+                                        const std::vector<int64_t>& sizes) {
+  std::vector<int> parts;
+  int64_t at = 0;
+  for (int64_t size : sizes) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int part,
+        d.EmitOne("aten.slice.Tensor", {d.arg(0), IntArg(dim), IntArg(at),
+                                        IntArg(at + size), IntArg(1)}));
+    parts.push_back(part);
+    at += size;
+  }
+  return parts;
+}
+
+// split(self, split_size, dim): chunks of split_size, the last smaller; one
+// (empty) chunk of an empty dim.
+absl::StatusOr<std::vector<int>> Split(Decomposer& d) {
+  const Meta self = d.tensor(0);
+  if (self.dim() == 0) return ArgError("self", "cannot split a 0-d tensor");
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
+                            WrapDim("dim", d.arg(2).i, self.dim()));
+  int64_t length = self.shape[dim], size = d.arg(1).i;
+  if (size < 0 || (size == 0 && length != 0)) {
+    return ArgError("split_size", absl::StrCat("split_size ", size,
+                                               " for a dim of ", length));
+  }
+  std::vector<int64_t> sizes;
+  for (int64_t at = 0; at < length; at += size) {
+    sizes.push_back(std::min(size, length - at));
+  }
+  if (sizes.empty()) sizes.push_back(0);
+  return Slices(d, dim, sizes);
+}
+
+absl::StatusOr<std::vector<int>> SplitWithSizes(Decomposer& d) {
+  const Meta self = d.tensor(0);
+  if (self.dim() == 0) return ArgError("self", "cannot split a 0-d tensor");
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
+                            WrapDim("dim", d.arg(2).i, self.dim()));
+  const std::vector<int64_t>& sizes = d.arg(1).ints;
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0 || __builtin_add_overflow(total, s, &total)) {
+      return ArgError("split_sizes", "sizes must be non-negative");
+    }
+  }
+  if (total != self.shape[dim]) {
+    return ArgError("split_sizes",
+                    absl::StrCat("sizes add up to ", total, ", not the dim's ",
+                                 self.shape[dim]));
+  }
+  return Slices(d, dim, sizes);
+}
+
+// chunk(self, chunks, dim): split with ceil(length / chunks).
+absl::StatusOr<std::vector<int>> Chunk(Decomposer& d) {
+  const Meta self = d.tensor(0);
+  if (self.dim() == 0) return ArgError("self", "cannot chunk a 0-d tensor");
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
+                            WrapDim("dim", d.arg(2).i, self.dim()));
+  int64_t chunks = d.arg(1).i, length = self.shape[dim];
+  if (chunks <= 0) return ArgError("chunks", "must be positive");
+  int64_t size = (length + chunks - 1) / chunks;
+  std::vector<int64_t> sizes;
+  for (int64_t at = 0; at < length; at += size) {
+    sizes.push_back(std::min(size, length - at));
+  }
+  if (sizes.empty()) sizes.push_back(0);
+  return Slices(d, dim, sizes);
+}
+
+absl::StatusOr<std::vector<int>> Unbind(Decomposer& d) {
+  const Meta self = d.tensor(0);
+  if (self.dim() == 0) return ArgError("self", "cannot unbind a 0-d tensor");
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
+                            WrapDim("dim", d.arg(1).i, self.dim()));
+  std::vector<int> parts;
+  for (int64_t i = 0; i < self.shape[dim]; ++i) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int part,
+        d.EmitOne("aten.select.int", {d.arg(0), IntArg(dim), IntArg(i)}));
+    parts.push_back(part);
+  }
+  return parts;
+}
+
+// stack(tensors, dim): cat of each tensor unsqueezed at dim.
+absl::StatusOr<std::vector<int>> Stack(Decomposer& d) {
+  const std::vector<int> tensors = d.arg(0).values;
+  if (tensors.empty()) return ArgError("tensors", "needs at least one tensor");
+  const Meta first = d.meta(tensors[0]);
+  AOTCACHE_ASSIGN_OR_RETURN(int64_t dim,
+                            WrapDim("dim", d.arg(1).i, first.dim() + 1));
+  BoundArg parts;
+  parts.kind = BoundArg::Kind::kTensorList;
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    if (d.meta(tensors[k]).shape != first.shape) {
+      return ArgError("tensors",
+                      absl::StrCat("tensor ", k,
+                                   " has another shape than "
+                                   "tensor 0 (stack needs equal shapes)"));
+    }
+    AOTCACHE_ASSIGN_OR_RETURN(int part,
+                              d.EmitOne("aten.unsqueeze.default",
+                                        {TensorArg(tensors[k]), IntArg(dim)}));
+    parts.values.push_back(part);
+  }
+  return d.Emit("aten.cat.default", {std::move(parts), IntArg(dim)});
+}
+
+// masked_fill(self, mask, value): where(mask, value, self), in self's shape
+// and dtype (the value is cast to self's dtype, as torch does).
+absl::StatusOr<std::vector<int>> MaskedFill(Decomposer& d) {
+  const Meta self = d.tensor(0);
+  if (d.tensor(1).dtype != v1::DTYPE_BOOL) {
+    return ArgError("mask", absl::StrCat("must be bool, got ",
+                                         DTypeName(d.tensor(1).dtype)));
+  }
+  BoundArg value = d.arg(2);
+  if (value.is_tensor()) {
+    if (d.tensor(2).dim() != 0) {
+      return ArgError("value", "must be a 0-d tensor");
+    }
+    if (d.tensor(2).dtype != self.dtype) {
+      AOTCACHE_ASSIGN_OR_RETURN(
+          int cast,
+          d.EmitOne("aten._to_copy.default",
+                    {value, DTypeArg(self.dtype), NoneArg(), NoneArg(),
+                     NoneArg(), BoolArg(false), NoneArg()}));
+      value = TensorArg(cast);
+    }
+  } else if (IsIntegral(self.dtype)) {
+    double v = value.AsDouble();
+    value = self.dtype == v1::DTYPE_BOOL ? BoolArg(v != 0)
+                                         : IntArg(static_cast<int64_t>(v));
+  } else {
+    value = NumberArg(value.AsDouble());
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int out, d.EmitOne("aten.where.self", {d.arg(1), value, d.arg(0)}));
+  if (d.meta(out).shape != self.shape) {
+    return ArgError("mask", "does not broadcast to self's shape");
+  }
+  return std::vector<int>{out};
+}
+
+// A zero of `dtype` as a where operand that keeps that dtype.
+BoundArg ZeroOf(DType dtype) {
+  if (dtype == v1::DTYPE_BOOL) return BoolArg(false);
+  return IsIntegral(dtype) ? IntArg(0) : NumberArg(0);
+}
+
+// tril(self, diagonal) and triu: where(col - row <= diagonal, self, 0) over
+// the last two dims (>= for triu).
+absl::StatusOr<std::vector<int>> Triangle(Decomposer& d, bool lower) {
+  const Meta self = d.tensor(0);
+  if (self.dim() < 2) {
+    return ArgError("self", "needs at least 2 dimensions");
+  }
+  auto arange = [&](int64_t n) {
+    return d.EmitOne("aten.arange.default",
+                     {IntArg(n), DTypeArg(v1::DTYPE_INT64), NoneArg(),
+                      NoneArg(), NoneArg()});
+  };
+  AOTCACHE_ASSIGN_OR_RETURN(int rows, arange(self.shape[self.dim() - 2]));
+  AOTCACHE_ASSIGN_OR_RETURN(int cols, arange(self.shape[self.dim() - 1]));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int column,
+      d.EmitOne("aten.unsqueeze.default", {TensorArg(rows), IntArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int offset, d.EmitOne("aten.sub.Tensor",
+                            {TensorArg(cols), TensorArg(column), IntArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int keep, d.EmitOne(lower ? "aten.le.Scalar" : "aten.ge.Scalar",
+                          {TensorArg(offset), IntArg(d.arg(1).i)}));
+  return d.Emit("aten.where.self",
+                {TensorArg(keep), d.arg(0), ZeroOf(self.dtype)});
+}
+absl::StatusOr<std::vector<int>> Tril(Decomposer& d) {
+  return Triangle(d, true);
+}
+absl::StatusOr<std::vector<int>> Triu(Decomposer& d) {
+  return Triangle(d, false);
+}
+
+// bitwise_not of a bool tensor: self == false. (Of integers it would need
+// exact integer kernels, which the runtime's float64 ones are not.)
+absl::StatusOr<std::vector<int>> BitwiseNot(Decomposer& d) {
+  if (d.tensor(0).dtype != v1::DTYPE_BOOL) {
+    return ArgError(
+        "self", absl::StrCat("bitwise_not of ", DTypeName(d.tensor(0).dtype),
+                             " is not supported (bool only)"));
+  }
+  return d.Emit("aten.eq.Scalar", {d.arg(0), BoolArg(false)});
+}
+
+// silu(x) = x * sigmoid(x); its gradient follows from mul's and sigmoid's.
+absl::StatusOr<std::vector<int>> Silu(Decomposer& d) {
+  AOTCACHE_ASSIGN_OR_RETURN(int s,
+                            d.EmitOne("aten.sigmoid.default", {d.arg(0)}));
+  return d.Emit("aten.mul.Tensor", {d.arg(0), TensorArg(s)});
+}
+
+}  // namespace
+
+const std::vector<Decomposition>& Decompositions() {
+  static const auto* table = new std::vector<Decomposition>{
+      {"split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
+       Split},
+      // unsafe_split's chunks share self's memory as split's do; torch only
+      // hides them from autograd's view tracking, which changes no value.
+      {"unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> "
+       "Tensor[]",
+       Split},
+      {"split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> "
+       "Tensor[]",
+       SplitWithSizes},
+      {"unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int "
+       "dim=0) -> Tensor[]",
+       SplitWithSizes},
+      {"chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", Chunk},
+      {"unbind.int(Tensor self, int dim=0) -> Tensor[]", Unbind},
+      {"stack(Tensor[] tensors, int dim=0) -> Tensor", Stack},
+      {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor",
+       MaskedFill},
+      {"masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
+       MaskedFill},
+      {"tril(Tensor self, int diagonal=0) -> Tensor", Tril},
+      {"triu(Tensor self, int diagonal=0) -> Tensor", Triu},
+      {"bitwise_not(Tensor self) -> Tensor", BitwiseNot},
+      {"silu(Tensor self) -> Tensor", Silu},
+  };
+  return *table;
+}
+
+}  // namespace aotcache

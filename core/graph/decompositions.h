@@ -1,0 +1,51 @@
+// Decompositions: ops a graph may use that validation rewrites into ops of
+// the registry, as torch's decomposition tables do. split, unbind and chunk
+// become slices and selects (views of self, as in torch), stack becomes
+// unsqueezes and a cat; masked_fill, tril and triu become a where, silu
+// x * sigmoid(x). Everything downstream (the
+// analysis, autodiff, the backends, the key) sees only the rewritten graph,
+// so these ops need no kernels or derivative rules of their own.
+// Thread-safety: the table is immutable; a Decomposer is used by one thread.
+#ifndef AOTCACHE_CORE_GRAPH_DECOMPOSITIONS_H_
+#define AOTCACHE_CORE_GRAPH_DECOMPOSITIONS_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/graph/tensor_meta.h"
+
+namespace aotcache {
+
+// What a decomposition sees of the node it rewrites, and how it emits the
+// ops that replace it.
+class Decomposer {
+ public:
+  virtual ~Decomposer() = default;
+  // Bound arguments of the node, by schema position.
+  virtual const BoundArg& arg(int i) const = 0;
+  // Metas are returned by value: emitting adds values, which may move the
+  // ones already there.
+  virtual Meta meta(int value) const = 0;
+  Meta tensor(int i) const { return meta(arg(i).values[0]); }
+  // Emits op(args) (a registry op, arguments bound by schema position) with
+  // the node's grad mode; returns its results' value ids.
+  virtual absl::StatusOr<std::vector<int>> Emit(absl::string_view op,
+                                                std::vector<BoundArg> args) = 0;
+  absl::StatusOr<int> EmitOne(absl::string_view op, std::vector<BoundArg> args);
+};
+
+// Returns the value ids that stand for the node's results, or
+// InvalidArgument naming the argument at fault.
+using DecomposeFn = absl::StatusOr<std::vector<int>> (*)(Decomposer& d);
+
+struct Decomposition {
+  const char* schema;  // torch's schema; a Tensor[] return is a list.
+  DecomposeFn decompose;
+};
+
+const std::vector<Decomposition>& Decompositions();
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_GRAPH_DECOMPOSITIONS_H_
