@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/autodiff/conv_derivatives.h"
 #include "core/autodiff/indexing_derivatives.h"
 #include "core/autodiff/linalg_derivatives.h"
 #include "core/autodiff/loss_derivatives.h"
@@ -438,6 +439,7 @@ const DerivativeRules& Rules() {
     AddLinalgDerivatives(rules);
     AddLossDerivatives(rules);
     AddIndexingDerivatives(rules);
+    AddConvDerivatives(rules);
     return rules;
   }();
   return *rules;

@@ -8,12 +8,16 @@ int DTypeRank(DType dtype) {
   switch (dtype) {
     case v1::DTYPE_BOOL:
       return 0;
-    case v1::DTYPE_INT64:
+    case v1::DTYPE_UINT8:
       return 1;
-    case v1::DTYPE_FLOAT32:
+    case v1::DTYPE_INT32:
       return 2;
-    case v1::DTYPE_FLOAT64:
+    case v1::DTYPE_INT64:
       return 3;
+    case v1::DTYPE_FLOAT32:
+      return 4;
+    case v1::DTYPE_FLOAT64:
+      return 5;
     default:
       return -1;
   }
@@ -24,14 +28,17 @@ bool IsFloating(DType dtype) {
 }
 
 bool IsIntegral(DType dtype) {
-  return dtype == v1::DTYPE_INT64 || dtype == v1::DTYPE_BOOL;
+  return dtype == v1::DTYPE_INT64 || dtype == v1::DTYPE_INT32 ||
+         dtype == v1::DTYPE_UINT8 || dtype == v1::DTYPE_BOOL;
 }
 
 int64_t ItemSize(DType dtype) {
   switch (dtype) {
     case v1::DTYPE_BOOL:
+    case v1::DTYPE_UINT8:
       return 1;
     case v1::DTYPE_FLOAT32:
+    case v1::DTYPE_INT32:
       return 4;
     case v1::DTYPE_INT64:
     case v1::DTYPE_FLOAT64:
@@ -45,6 +52,10 @@ absl::string_view DTypeName(DType dtype) {
   switch (dtype) {
     case v1::DTYPE_BOOL:
       return "bool";
+    case v1::DTYPE_UINT8:
+      return "uint8";
+    case v1::DTYPE_INT32:
+      return "int32";
     case v1::DTYPE_INT64:
       return "int64";
     case v1::DTYPE_FLOAT32:

@@ -15,9 +15,10 @@ using internal::ShapeString;
 namespace {
 
 absl::Status RequireIndices(const InferContext& ctx, int arg) {
-  if (ctx.tensor(arg).dtype != v1::DTYPE_INT64) {
+  DType dtype = ctx.tensor(arg).dtype;
+  if (dtype != v1::DTYPE_INT64 && dtype != v1::DTYPE_INT32) {
     return ArgError(ctx, arg,
-                    absl::StrCat("indices must be int64, got ",
+                    absl::StrCat("indices must be int64 or int32, got ",
                                  DTypeName(ctx.tensor(arg).dtype)));
   }
   return absl::OkStatus();

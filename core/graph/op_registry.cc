@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/algorithm/container.h"
+#include "core/graph/conv_inference.h"
 #include "core/graph/indexing_inference.h"
 #include "core/graph/loss_inference.h"
 
@@ -154,6 +155,11 @@ const Row kRows[] = {
      infer::LayerNorm, kFirstResultOnly},
     {"mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
      infer::MseLoss},
+    // Convolution (conv_inference.h).
+    {"convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, "
+     "SymInt[] padding, int[] dilation, bool transposed, SymInt[] "
+     "output_padding, int groups) -> Tensor",
+     infer::Convolution},
     // Indexing (indexing_inference.h).
     {"embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool "
      "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
@@ -259,6 +265,11 @@ const Row kRows[] = {
      "normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? "
      "bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
      infer::LayerNormBackward, kNotDifferentiable},
+    {"convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
+     "SymInt[]? bias_sizes, int[] stride, SymInt[] padding, int[] dilation, "
+     "bool transposed, SymInt[] output_padding, int groups, bool[3] "
+     "output_mask) -> (Tensor, Tensor, Tensor)",
+     infer::ConvolutionBackward, kNotDifferentiable},
     {"embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt "
      "num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
      infer::EmbeddingDenseBackward, kNotDifferentiable},

@@ -60,6 +60,7 @@ extern const std::vector<Entry>& ShapeKernels();
 extern const std::vector<Entry>& BackwardKernels();
 extern const std::vector<Entry>& LossKernels();
 extern const std::vector<Entry>& IndexingKernels();
+extern const std::vector<Entry>& ConvKernels();
 }  // namespace kernels
 
 }  // namespace aotcache

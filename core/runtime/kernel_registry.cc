@@ -10,7 +10,7 @@ Kernel FindKernel(absl::string_view qualified_name) {
          {&kernels::PointwiseKernels(), &kernels::ReductionKernels(),
           &kernels::LinalgKernels(), &kernels::ShapeKernels(),
           &kernels::BackwardKernels(), &kernels::LossKernels(),
-          &kernels::IndexingKernels()}) {
+          &kernels::IndexingKernels(), &kernels::ConvKernels()}) {
       for (const kernels::Entry& e : *table) map->emplace(e.op, e.kernel);
     }
     return map;

@@ -25,6 +25,10 @@ decltype(auto) DispatchDType(DType dtype, F&& f) {
       return f(TypeTag<double>{});
     case v1::DTYPE_INT64:
       return f(TypeTag<int64_t>{});
+    case v1::DTYPE_INT32:
+      return f(TypeTag<int32_t>{});
+    case v1::DTYPE_UINT8:
+      return f(TypeTag<uint8_t>{});
     case v1::DTYPE_BOOL:
       return f(TypeTag<bool>{});
     default:
@@ -41,6 +45,10 @@ inline T LoadAs(const char* storage, DType dtype, int64_t pos) {
       return static_cast<T>(reinterpret_cast<const double*>(storage)[pos]);
     case v1::DTYPE_INT64:
       return static_cast<T>(reinterpret_cast<const int64_t*>(storage)[pos]);
+    case v1::DTYPE_INT32:
+      return static_cast<T>(reinterpret_cast<const int32_t*>(storage)[pos]);
+    case v1::DTYPE_UINT8:
+      return static_cast<T>(reinterpret_cast<const uint8_t*>(storage)[pos]);
     case v1::DTYPE_BOOL:
       return static_cast<T>(reinterpret_cast<const bool*>(storage)[pos]);
     default:
@@ -56,6 +64,12 @@ inline void StoreFrom(char* storage, DType dtype, int64_t pos, T value) {
       break;
     case v1::DTYPE_INT64:
       reinterpret_cast<int64_t*>(storage)[pos] = static_cast<int64_t>(value);
+      break;
+    case v1::DTYPE_INT32:
+      reinterpret_cast<int32_t*>(storage)[pos] = static_cast<int32_t>(value);
+      break;
+    case v1::DTYPE_UINT8:
+      reinterpret_cast<uint8_t*>(storage)[pos] = static_cast<uint8_t>(value);
       break;
     case v1::DTYPE_BOOL:
       reinterpret_cast<bool*>(storage)[pos] = static_cast<bool>(value);

@@ -46,6 +46,8 @@ _DTYPES = {
     torch.float64: "DTYPE_FLOAT64",
     torch.int64: "DTYPE_INT64",
     torch.bool: "DTYPE_BOOL",
+    torch.int32: "DTYPE_INT32",
+    torch.uint8: "DTYPE_UINT8",
 }
 
 
@@ -62,7 +64,8 @@ def _dtype_name(dtype: torch.dtype, what: str) -> str:
         return _DTYPES[dtype]
     except KeyError:
         raise ExportError(
-            "%s has dtype %s; aotcache supports only float32, float64, int64 and bool"
+            "%s has dtype %s; aotcache supports only float32, float64, int64, int32, uint8 "
+            "and bool"
             % (what, dtype)) from None
 
 

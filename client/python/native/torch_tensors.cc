@@ -21,10 +21,16 @@ DType DTypeOf(at::ScalarType type) {
       return v1::DTYPE_INT64;
     case at::kBool:
       return v1::DTYPE_BOOL;
+    case at::kInt:
+      return v1::DTYPE_INT32;
+    case at::kByte:
+      return v1::DTYPE_UINT8;
     default:
       throw std::invalid_argument(
-          std::string("aotcache supports float32, float64, int64 and bool, "
-                      "not ") +
+          std::string(
+              "aotcache supports float32, float64, int64, int32, uint8 and "
+              "bool, "
+              "not ") +
           c10::toString(type));
   }
 }
@@ -41,6 +47,10 @@ at::ScalarType ScalarTypeOf(DType dtype) {
       return at::kLong;
     case v1::DTYPE_BOOL:
       return at::kBool;
+    case v1::DTYPE_INT32:
+      return at::kInt;
+    case v1::DTYPE_UINT8:
+      return at::kByte;
     default:
       throw std::invalid_argument(
           absl::StrCat("a result of an unsupported dtype ", DTypeName(dtype)));

@@ -174,6 +174,10 @@ const char* CppTypeName(DType d) {
       return "bool";
     case v1::DTYPE_INT64:
       return "int64_t";
+    case v1::DTYPE_INT32:
+      return "int32_t";
+    case v1::DTYPE_UINT8:
+      return "uint8_t";
     default:
       return "float";
   }

@@ -1,0 +1,37 @@
+// Shape and dtype inference for the convolution family: convolution (1, 2
+// or 3 spatial dims, stride, padding, dilation, groups; not transposed) and
+// convolution_backward.
+// Thread-safety: pure functions.
+#ifndef AOTCACHE_CORE_GRAPH_CONV_INFERENCE_H_
+#define AOTCACHE_CORE_GRAPH_CONV_INFERENCE_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/graph/shape_inference.h"
+
+namespace aotcache {
+
+// The geometry of one convolution, every list expanded to the spatial rank.
+struct ConvGeometry {
+  int64_t batch, in_channels, out_channels, groups;
+  std::vector<int64_t> in_size, kernel, out_size;
+  std::vector<int64_t> stride, padding, dilation;
+};
+
+// The geometry of a convolution of an input of shape `input` by a weight of
+// shape `weight`; InvalidArgument saying what does not fit.
+absl::StatusOr<ConvGeometry> ConvGeometryOf(
+    const std::vector<int64_t>& input, const std::vector<int64_t>& weight,
+    const std::vector<int64_t>& stride, const std::vector<int64_t>& padding,
+    const std::vector<int64_t>& dilation, bool transposed, int64_t groups);
+
+namespace infer {
+
+absl::StatusOr<std::vector<Meta>> Convolution(const InferContext& ctx);
+absl::StatusOr<std::vector<Meta>> ConvolutionBackward(const InferContext& ctx);
+
+}  // namespace infer
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_GRAPH_CONV_INFERENCE_H_

@@ -1,0 +1,205 @@
+// Kernels of the convolution family: convolution and convolution_backward
+// (1 to 3 spatial dims, stride, padding, dilation, groups), as im2col and
+// matrix products in float64 through BLAS (dgemm): exact enough to be the
+// reference, fast enough to train a small CNN.
+#include <algorithm>
+#include <vector>
+
+#include "core/graph/conv_inference.h"
+#include "core/runtime/kernel.h"
+#include "core/runtime/strided.h"
+
+extern "C" void cblas_dgemm(int order, int trans_a, int trans_b, int m, int n,
+                            int k, double alpha, const double* a, int lda,
+                            const double* b, int ldb, double beta, double* c,
+                            int ldc);
+
+namespace aotcache {
+namespace {
+
+using Results = absl::StatusOr<std::vector<Tensor>>;
+constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+
+// C (m x n) = op(A) op(B) + beta C, row-major, contiguous.
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+          const double* a, const double* b, double beta, double* c) {
+  if (m == 0 || n == 0) return;
+  cblas_dgemm(kRowMajor, trans_a ? kTrans : kNoTrans,
+              trans_b ? kTrans : kNoTrans, m, n, k, 1.0, a, trans_a ? m : k, b,
+              trans_b ? k : n, beta, c, n);
+}
+
+std::vector<double> Doubles(const Tensor& t) {
+  Tensor c = Tensor::Contiguous(t.shape(), v1::DTYPE_FLOAT64);
+  CopyInto(t, c);
+  const double* p = reinterpret_cast<const double*>(c.storage_data());
+  return std::vector<double>(p, p + c.numel());
+}
+
+void Store(const std::vector<double>& values, const Tensor& out) {
+  Tensor c = Tensor::Contiguous(out.shape(), v1::DTYPE_FLOAT64);
+  std::copy(values.begin(), values.end(),
+            reinterpret_cast<double*>(c.storage_data()));
+  CopyInto(c, out);
+}
+
+// One convolution's sizes, with the spatial dims padded to 3 (size 1).
+struct Conv3 {
+  int64_t batch, channels, out_channels, groups;
+  int64_t in[3], k[3], out[3], stride[3], pad[3], dil[3];
+
+  explicit Conv3(const ConvGeometry& g)
+      : batch(g.batch),
+        channels(g.in_channels),
+        out_channels(g.out_channels),
+        groups(g.groups) {
+    size_t lead = 3 - g.in_size.size();
+    for (size_t d = 0; d < 3; ++d) {
+      bool real = d >= lead;
+      size_t s = d - lead;
+      in[d] = real ? g.in_size[s] : 1;
+      k[d] = real ? g.kernel[s] : 1;
+      out[d] = real ? g.out_size[s] : 1;
+      stride[d] = real ? g.stride[s] : 1;
+      pad[d] = real ? g.padding[s] : 0;
+      dil[d] = real ? g.dilation[s] : 1;
+    }
+  }
+  int64_t group_channels() const { return channels / groups; }
+  int64_t group_out() const { return out_channels / groups; }
+  int64_t in_area() const { return in[0] * in[1] * in[2]; }
+  int64_t out_area() const { return out[0] * out[1] * out[2]; }
+  int64_t kernel_area() const { return k[0] * k[1] * k[2]; }
+  int64_t rows() const { return group_channels() * kernel_area(); }
+
+  // Calls f(col_index, image_index) for every column entry of one group's
+  // image that reads the image (padding reads nothing).
+  template <typename F>
+  void ForEachTap(F f) const {
+    int64_t row = 0;
+    for (int64_t c = 0; c < group_channels(); ++c) {
+      for (int64_t a = 0; a < k[0]; ++a) {
+        for (int64_t b = 0; b < k[1]; ++b) {
+          for (int64_t e = 0; e < k[2]; ++e, ++row) {
+            int64_t col = row * out_area();
+            for (int64_t x = 0; x < out[0]; ++x) {
+              int64_t i0 = x * stride[0] - pad[0] + a * dil[0];
+              for (int64_t y = 0; y < out[1]; ++y) {
+                int64_t i1 = y * stride[1] - pad[1] + b * dil[1];
+                for (int64_t z = 0; z < out[2]; ++z) {
+                  int64_t i2 = z * stride[2] - pad[2] + e * dil[2];
+                  int64_t o = col + (x * out[1] + y) * out[2] + z;
+                  if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] ||
+                      i2 < 0 || i2 >= in[2]) {
+                    continue;
+                  }
+                  f(o, (c * in[0] + i0) * in[1] * in[2] + i1 * in[2] + i2);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+absl::StatusOr<Conv3> GeometryOf(const Tensor& input, const Tensor& weight,
+                                 const KernelArgs& k, int first) {
+  absl::StatusOr<ConvGeometry> g = ConvGeometryOf(
+      input.shape(), weight.shape(), k.arg(first).ints, k.arg(first + 1).ints,
+      k.arg(first + 2).ints, k.arg(first + 3).b, k.arg(first + 5).i);
+  if (!g.ok()) return g.status();
+  return Conv3(*g);
+}
+
+Results Convolution(const KernelArgs& k) {
+  absl::StatusOr<Conv3> g = GeometryOf(k.tensor(0), k.tensor(1), k, 3);
+  if (!g.ok()) return g.status();
+  std::vector<double> x = Doubles(k.tensor(0)), w = Doubles(k.tensor(1));
+  std::vector<double> bias;
+  if (k.tensor(2).defined()) bias = Doubles(k.tensor(2));
+  int64_t cg = g->group_channels(), og = g->group_out(), area = g->out_area();
+  std::vector<double> out(g->batch * g->out_channels * area, 0.0);
+  std::vector<double> cols(g->rows() * area);
+  for (int64_t n = 0; n < g->batch; ++n) {
+    for (int64_t grp = 0; grp < g->groups; ++grp) {
+      const double* image = &x[(n * g->channels + grp * cg) * g->in_area()];
+      std::fill(cols.begin(), cols.end(), 0.0);
+      g->ForEachTap([&](int64_t col, int64_t at) { cols[col] = image[at]; });
+      double* y = &out[(n * g->out_channels + grp * og) * area];
+      if (!bias.empty()) {
+        for (int64_t o = 0; o < og; ++o) {
+          std::fill_n(y + o * area, area, bias[grp * og + o]);
+        }
+      }
+      Gemm(false, false, og, area, g->rows(), &w[grp * og * g->rows()],
+           cols.data(), bias.empty() ? 0.0 : 1.0, y);
+    }
+  }
+  Tensor result = k.NewResult(0);
+  Store(out, result);
+  return std::vector<Tensor>{result};
+}
+
+// convolution_backward(grad_output, input, weight, bias_sizes, stride,
+// padding, dilation, transposed, output_padding, groups, output_mask).
+Results ConvolutionBackward(const KernelArgs& k) {
+  absl::StatusOr<Conv3> g = GeometryOf(k.tensor(1), k.tensor(2), k, 4);
+  if (!g.ok()) return g.status();
+  const std::vector<int64_t>& mask = k.arg(10).ints;
+  std::vector<double> gy = Doubles(k.tensor(0)), x = Doubles(k.tensor(1)),
+                      w = Doubles(k.tensor(2));
+  int64_t cg = g->group_channels(), og = g->group_out(), area = g->out_area();
+  int64_t rows = g->rows();
+  std::vector<double> gx(x.size(), 0.0), gw(w.size(), 0.0),
+      gb(g->out_channels, 0.0);
+  std::vector<double> cols(rows * area);
+  for (int64_t n = 0; n < g->batch; ++n) {
+    for (int64_t grp = 0; grp < g->groups; ++grp) {
+      const double* dy = &gy[(n * g->out_channels + grp * og) * area];
+      size_t image = (n * g->channels + grp * cg) * g->in_area();
+      if (mask[1]) {  // gw += dy (og x area) @ cols^T (area x rows)
+        std::fill(cols.begin(), cols.end(), 0.0);
+        g->ForEachTap(
+            [&](int64_t col, int64_t at) { cols[col] = x[image + at]; });
+        Gemm(false, true, og, rows, area, dy, cols.data(), 1.0,
+             &gw[grp * og * rows]);
+      }
+      if (mask[0]) {  // cols = w^T (rows x og) @ dy (og x area); col2im
+        Gemm(true, false, rows, area, og, &w[grp * og * rows], dy, 0.0,
+             cols.data());
+        g->ForEachTap(
+            [&](int64_t col, int64_t at) { gx[image + at] += cols[col]; });
+      }
+      if (mask[2]) {
+        for (int64_t o = 0; o < og; ++o) {
+          for (int64_t i = 0; i < area; ++i)
+            gb[grp * og + o] += dy[o * area + i];
+        }
+      }
+    }
+  }
+  std::vector<Tensor> results;
+  const std::vector<double>* values[] = {&gx, &gw, &gb};
+  for (int r = 0; r < 3; ++r) {
+    results.push_back(k.NewResult(r));
+    if (mask[r]) Store(*values[r], results.back());
+  }
+  return results;
+}
+
+}  // namespace
+
+namespace kernels {
+
+const std::vector<Entry>& ConvKernels() {
+  static const auto* table = new std::vector<Entry>{
+      {"aten.convolution.default", Convolution},
+      {"aten.convolution_backward.default", ConvolutionBackward},
+  };
+  return *table;
+}
+
+}  // namespace kernels
+}  // namespace aotcache

