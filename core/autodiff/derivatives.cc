@@ -6,6 +6,7 @@
 #include "core/autodiff/indexing_derivatives.h"
 #include "core/autodiff/linalg_derivatives.h"
 #include "core/autodiff/loss_derivatives.h"
+#include "core/autodiff/norm_derivatives.h"
 
 namespace aotcache {
 namespace {
@@ -193,6 +194,24 @@ void MeanDim(C& c) {
   double n = static_cast<double>(ReducedCount(c.InputMeta(0), dims));
   int g = c.Op("aten.div.Tensor", {T(*c.grad()), N(n)});
   c.SetGrad(0, ExpandReduced(c, g, dims, c.arg(2).b));
+}
+// var: grad * 2 (x - mean(x)) / (n - correction), the mean over the
+// reduced dims (derivatives.yaml's var_backward).
+void VarCorrection(C& c) {
+  std::vector<int64_t> dims = DimsOf(c.arg(1));
+  double n = static_cast<double>(ReducedCount(c.InputMeta(0), dims));
+  double correction = c.arg(2).is_none() ? 1.0 : c.Number(2);
+  std::vector<int64_t> all = dims;
+  if (all.empty()) {
+    for (int64_t d = 0; d < c.InputMeta(0).dim(); ++d) all.push_back(d);
+  }
+  int mean = c.Op("aten.mean.dim",
+                  {T(c.Input(0)), IntsArg(all), BoolArg(true), NoneArg()});
+  int centered = c.Op("aten.sub.Tensor", {T(c.Input(0)), T(mean), N(1)});
+  int g = c.Op("aten.mul.Tensor",
+               {T(*c.grad()), N(2.0 / std::max(0.0, n - correction))});
+  c.SetGrad(0, c.Op("aten.mul.Tensor",
+                    {T(ExpandReduced(c, g, dims, c.arg(3).b)), T(centered)}));
 }
 // amax: the gradient is shared equally among the maxima.
 void Amax(C& c) {
@@ -413,6 +432,7 @@ const DerivativeRules& Rules() {
         {"aten.sum.dim_IntList", SumDim},
         {"aten.mean.default", Mean},
         {"aten.mean.dim", MeanDim},
+        {"aten.var.correction", VarCorrection},
         {"aten.amax.default", Amax},
         {"aten._softmax.default", Softmax},
         {"aten._log_softmax.default", LogSoftmax},
@@ -440,6 +460,7 @@ const DerivativeRules& Rules() {
     AddLossDerivatives(rules);
     AddIndexingDerivatives(rules);
     AddConvDerivatives(rules);
+    AddNormDerivatives(rules);
     return rules;
   }();
   return *rules;

@@ -239,6 +239,57 @@ absl::StatusOr<std::vector<int>> Silu(Decomposer& d) {
   return d.Emit("aten.mul.Tensor", {d.arg(0), TensorArg(s)});
 }
 
+// native_batch_norm(input, weight?, bias?, running_mean?, running_var?,
+// training, momentum, eps), whose torch 1.13 schema does not say that
+// training writes the running statistics: the batch norm on the batch's
+// statistics, then the updates written with copy_ under no_grad, as
+// torch's kernel writes them (the variance unbiased); or, in eval, the
+// batch norm on the running statistics.
+absl::StatusOr<std::vector<int>> NativeBatchNorm(Decomposer& d) {
+  bool training = d.arg(5).b;
+  double momentum = d.arg(6).AsDouble(), eps = d.arg(7).AsDouble();
+  if (!training) {
+    if (d.arg(3).is_none() || d.arg(4).is_none()) {
+      return ArgError("running_mean", "eval needs the running statistics");
+    }
+    return d.Emit("aten._native_batch_norm_legit_no_training.default",
+                  {d.arg(0), d.arg(1), d.arg(2), d.arg(3), d.arg(4),
+                   NumberArg(momentum), NumberArg(eps)});
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> results,
+                            d.Emit("aten._native_batch_norm_legit.no_stats",
+                                   {d.arg(0), d.arg(1), d.arg(2), BoolArg(true),
+                                    NumberArg(momentum), NumberArg(eps)}));
+  d.DisableGrad();
+  // running = (1 - momentum) * running + momentum * batch.
+  auto update = [&](const BoundArg& running, int batch) -> absl::Status {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int kept,
+        d.EmitOne("aten.mul.Tensor", {running, NumberArg(1 - momentum)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int added,
+        d.EmitOne("aten.mul.Tensor", {TensorArg(batch), NumberArg(momentum)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int sum, d.EmitOne("aten.add.Tensor",
+                           {TensorArg(kept), TensorArg(added), IntArg(1)}));
+    return d
+        .Emit("aten.copy_.default", {running, TensorArg(sum), BoolArg(false)})
+        .status();
+  };
+  if (!d.arg(3).is_none()) {
+    AOTCACHE_RETURN_IF_ERROR(update(d.arg(3), results[1]));
+  }
+  if (!d.arg(4).is_none()) {
+    std::vector<int64_t> dims = {0};
+    for (int64_t k = 2; k < d.tensor(0).dim(); ++k) dims.push_back(k);
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int var, d.EmitOne("aten.var.correction", {d.arg(0), IntsArg(dims),
+                                                   IntArg(1), BoolArg(false)}));
+    AOTCACHE_RETURN_IF_ERROR(update(d.arg(4), var));
+  }
+  return results;
+}
+
 }  // namespace
 
 const std::vector<Decomposition>& Decompositions() {
@@ -267,6 +318,10 @@ const std::vector<Decomposition>& Decompositions() {
       {"triu(Tensor self, int diagonal=0) -> Tensor", Triu},
       {"bitwise_not(Tensor self) -> Tensor", BitwiseNot},
       {"silu(Tensor self) -> Tensor", Silu},
+      {"native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, "
+       "Tensor? running_mean, Tensor? running_var, bool training, float "
+       "momentum, float eps) -> (Tensor, Tensor, Tensor)",
+       NativeBatchNorm},
   };
   return *table;
 }

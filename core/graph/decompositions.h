@@ -2,7 +2,8 @@
 // the registry, as torch's decomposition tables do. split, unbind and chunk
 // become slices and selects (views of self, as in torch), stack becomes
 // unsqueezes and a cat; masked_fill, tril and triu become a where, silu
-// x * sigmoid(x). Everything downstream (the
+// x * sigmoid(x), native_batch_norm the batch norm and its running
+// statistics' updates. Everything downstream (the
 // analysis, autodiff, the backends, the key) sees only the rewritten graph,
 // so these ops need no kernels or derivative rules of their own.
 // Thread-safety: the table is immutable; a Decomposer is used by one thread.
@@ -33,6 +34,12 @@ class Decomposer {
   virtual absl::StatusOr<std::vector<int>> Emit(absl::string_view op,
                                                 std::vector<BoundArg> args) = 0;
   absl::StatusOr<int> EmitOne(absl::string_view op, std::vector<BoundArg> args);
+  // Ops emitted from now on run with grad mode off (writes that autograd
+  // does not see, as batch norm's running statistics).
+  void DisableGrad() { grad_disabled_ = true; }
+
+ protected:
+  bool grad_disabled_ = false;
 };
 
 // Returns the value ids that stand for the node's results, or

@@ -7,6 +7,7 @@
 #include "core/graph/conv_inference.h"
 #include "core/graph/indexing_inference.h"
 #include "core/graph/loss_inference.h"
+#include "core/graph/norm_inference.h"
 
 namespace aotcache {
 namespace {
@@ -118,6 +119,10 @@ const Row kRows[] = {
      "ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? "
      "pin_memory=None) -> Tensor",
      infer::Arange, kNotDifferentiable},
+    {"empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? "
+     "layout=None, Device? device=None, bool? pin_memory=None, "
+     "MemoryFormat? memory_format=None) -> Tensor",
+     infer::Factory, kNotDifferentiable},
     {"ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, "
      "Device? device=None, bool? pin_memory=None, MemoryFormat? "
      "memory_format=None) -> Tensor",
@@ -144,6 +149,9 @@ const Row kRows[] = {
     {"mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? "
      "dtype=None) -> Tensor",
      infer::MeanDim},
+    {"var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, "
+     "bool keepdim=False) -> Tensor",
+     infer::VarCorrection},
     {"amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
      infer::Amax},
     {"_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
@@ -160,6 +168,15 @@ const Row kRows[] = {
      "SymInt[] padding, int[] dilation, bool transposed, SymInt[] "
      "output_padding, int groups) -> Tensor",
      infer::Convolution},
+    // Batch norm (norm_inference.h).
+    {"_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, "
+     "Tensor? bias, bool training, float momentum, float eps) -> (Tensor, "
+     "Tensor, Tensor)",
+     infer::BatchNorm, kFirstResultOnly},
+    {"_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, "
+     "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, "
+     "float eps) -> (Tensor, Tensor, Tensor)",
+     infer::BatchNorm, kFirstResultOnly},
     // Indexing (indexing_inference.h).
     {"embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool "
      "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
@@ -270,6 +287,11 @@ const Row kRows[] = {
      "bool transposed, SymInt[] output_padding, int groups, bool[3] "
      "output_mask) -> (Tensor, Tensor, Tensor)",
      infer::ConvolutionBackward, kNotDifferentiable},
+    {"native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? "
+     "weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, "
+     "Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> "
+     "(Tensor, Tensor, Tensor)",
+     infer::BatchNormBackward, kNotDifferentiable},
     {"embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt "
      "num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
      infer::EmbeddingDenseBackward, kNotDifferentiable},

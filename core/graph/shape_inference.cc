@@ -319,6 +319,16 @@ absl::StatusOr<Metas> MeanDim(const InferContext& ctx) {
   return One(std::move(m));
 }
 
+absl::StatusOr<Metas> VarCorrection(const InferContext& ctx) {
+  const Meta& self = ctx.tensor(0);
+  AOTCACHE_RETURN_IF_ERROR(RequireFloat(ctx, 0, self.dtype));
+  std::vector<int64_t> dims;
+  if (!ctx.arg(1).is_none()) dims = ctx.arg(1).ints;
+  AOTCACHE_ASSIGN_OR_RETURN(
+      Meta m, Reduce(ctx, 1, self, dims, ctx.arg(3).b, self.dtype));
+  return One(std::move(m));
+}
+
 absl::StatusOr<Metas> Amax(const InferContext& ctx) {
   const Meta& self = ctx.tensor(0);
   AOTCACHE_ASSIGN_OR_RETURN(

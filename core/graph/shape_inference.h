@@ -65,6 +65,8 @@ absl::StatusOr<std::vector<Meta>> SumAll(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> SumDim(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> MeanAll(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> MeanDim(const InferContext& ctx);
+// var.correction(self, dim?, *, correction?, keepdim).
+absl::StatusOr<std::vector<Meta>> VarCorrection(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Amax(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Softmax(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> LayerNorm(const InferContext& ctx);

@@ -532,7 +532,7 @@ class Resolver {
             absl::StrCat("a decomposition emits unknown op ", op));
       }
       emitted.args = std::move(args);
-      emitted.grad_enabled = node_.grad_enabled;
+      emitted.grad_enabled = node_.grad_enabled && !grad_disabled_;
       emitted.proto_index = node_.proto_index;
       absl::StatusOr<std::vector<int>> results =
           r_->AddResolved(std::move(emitted), nullptr);
@@ -561,7 +561,8 @@ class Resolver {
     for (int v : *results) metas.push_back(resolved_.values[v].meta);
     AOTCACHE_RETURN_IF_ERROR(
         CheckDeclared(where, proto, metas, OpEffect::kFunctional));
-    if (node.op->schema.returns[0].is_list) {
+    if (node.op->schema.returns[0].is_list ||
+        node.op->schema.returns.size() > 1) {
       names_.emplace(proto.name(), kMultiResult);
       multi_results_.emplace(proto.name(), *std::move(results));
     } else {

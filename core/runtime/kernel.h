@@ -61,6 +61,7 @@ extern const std::vector<Entry>& BackwardKernels();
 extern const std::vector<Entry>& LossKernels();
 extern const std::vector<Entry>& IndexingKernels();
 extern const std::vector<Entry>& ConvKernels();
+extern const std::vector<Entry>& NormKernels();
 }  // namespace kernels
 
 }  // namespace aotcache

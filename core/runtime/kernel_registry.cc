@@ -10,7 +10,8 @@ Kernel FindKernel(absl::string_view qualified_name) {
          {&kernels::PointwiseKernels(), &kernels::ReductionKernels(),
           &kernels::LinalgKernels(), &kernels::ShapeKernels(),
           &kernels::BackwardKernels(), &kernels::LossKernels(),
-          &kernels::IndexingKernels(), &kernels::ConvKernels()}) {
+          &kernels::IndexingKernels(), &kernels::ConvKernels(),
+          &kernels::NormKernels()}) {
       for (const kernels::Entry& e : *table) map->emplace(e.op, e.kernel);
     }
     return map;

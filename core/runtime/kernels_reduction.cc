@@ -1,4 +1,4 @@
-// Reductions and normalizations: sum, mean, amax, softmax, log_softmax,
+// Reductions and normalizations: sum, mean, var, amax, softmax, log_softmax,
 // layer norm, mse_loss. Floating accumulations run in float64.
 #include <cmath>
 #include <limits>
@@ -40,7 +40,7 @@ std::vector<int64_t> ReductionStrides(const Meta& in, const Meta& out,
   return strides;
 }
 
-enum class ReduceKind { kSum, kMean, kMax };
+enum class ReduceKind { kSum, kMean, kMax, kVar };
 
 Results Reduce(const KernelArgs& k, const std::vector<int64_t>& dims,
                ReduceKind kind) {
@@ -74,9 +74,26 @@ Results Reduce(const KernelArgs& k, const std::vector<int64_t>& dims,
           slot += x;
         }
       });
-  if (kind == ReduceKind::kMean) {
+  if (kind == ReduceKind::kMean || kind == ReduceKind::kVar) {
     for (int64_t i = 0; i < acc.numel(); ++i)
       a[i] /= static_cast<double>(count);
+  }
+  if (kind == ReduceKind::kVar) {
+    // A second pass: squared deviations from the mean, over count - correction
+    // (var.correction's argument 2; None means 1).
+    Tensor sq = Tensor::Zeros(acc_meta);
+    double* s = reinterpret_cast<double*>(sq.storage_data());
+    ForEachIndex(
+        in.shape(),
+        {in.meta().stride, ReductionStrides(in.meta(), acc_meta, reduced)},
+        {in.meta().offset, 0}, [&](const int64_t* pos) {
+          double d =
+              LoadAs<double>(in.storage_data(), in.dtype(), pos[0]) - a[pos[1]];
+          s[pos[1]] += d * d;
+        });
+    double correction = k.arg(2).is_none() ? 1.0 : k.number(2);
+    double divisor = std::max(0.0, static_cast<double>(count) - correction);
+    for (int64_t i = 0; i < acc.numel(); ++i) a[i] = s[i] / divisor;
   }
   Tensor out = k.NewResult(0);
   CopyInto(acc, out);
@@ -96,6 +113,9 @@ Results MeanAll(const KernelArgs& k) {
 }
 Results MeanDim(const KernelArgs& k) {
   return Reduce(k, OptionalDims(k.arg(1)), ReduceKind::kMean);
+}
+Results VarCorrection(const KernelArgs& k) {
+  return Reduce(k, OptionalDims(k.arg(1)), ReduceKind::kVar);
 }
 Results Amax(const KernelArgs& k) {
   return Reduce(k, k.arg(1).ints, ReduceKind::kMax);
@@ -243,6 +263,7 @@ const std::vector<Entry>& ReductionKernels() {
       {"aten.sum.dim_IntList", SumDim},
       {"aten.mean.default", MeanAll},
       {"aten.mean.dim", MeanDim},
+      {"aten.var.correction", VarCorrection},
       {"aten.amax.default", Amax},
       {"aten._softmax.default", SoftmaxKernel},
       {"aten._log_softmax.default", LogSoftmaxKernel},

@@ -200,6 +200,7 @@ const std::vector<Entry>& ShapeKernels() {
       {"aten.fill.Scalar", FillScalar},
       {"aten.zeros.default", Zeros},
       {"aten.ones.default", Ones},
+      {"aten.empty.memory_format", Zeros},
       {"aten.arange.default", Arange},
       {"aten.arange.start", Arange},
       {"aten.arange.start_step", Arange},

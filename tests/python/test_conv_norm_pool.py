@@ -64,3 +64,40 @@ def test_a_transposed_convolution_is_refused_naming_it(compile_):
     x, w = torch.randn(1, 2, 5, 5), torch.randn(2, 3, 3, 3)
     with pytest.raises(RuntimeError, match="transposed convolution"):
         compile_(lambda x, w: F.conv_transpose2d(x, w))(x, w)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.nn.BatchNorm2d(3),
+    lambda: torch.nn.BatchNorm2d(3, affine=False),
+    lambda: torch.nn.BatchNorm2d(3, momentum=0.3),
+    lambda: torch.nn.BatchNorm2d(3, track_running_stats=False),
+    lambda: torch.nn.BatchNorm1d(3),
+])
+@pytest.mark.parametrize("train", [True, False])
+def test_batch_norm_writes_its_running_statistics_as_in_eager(daemon, make, train):
+    import copy
+    from aotcache.torch import aot_module
+    torch.manual_seed(0)
+    bn = make()
+    with torch.no_grad():  # Statistics that are not the defaults.
+        for b in bn.buffers():
+            if b.is_floating_point():
+                b.uniform_(0.5, 1.5)
+    twin = copy.deepcopy(bn)
+    bn.train(train)
+    twin.train(train)
+    compiled = aot_module(bn, server=daemon)
+    shape = (4, 3, 5, 5) if isinstance(bn, torch.nn.BatchNorm2d) else (6, 3)
+    for step in range(2):  # The second call reads the first call's updates.
+        x = torch.randn(*shape, requires_grad=True)
+        y = x.detach().clone().requires_grad_()
+        got, want = compiled(x), twin(y)
+        assert torch.allclose(got, want, atol=1e-5), step
+        w = torch.randn_like(want)
+        (got * w).sum().backward()
+        (want * w).sum().backward()
+        assert torch.allclose(x.grad, y.grad, atol=1e-5), step
+        for p, q in zip(bn.parameters(), twin.parameters()):
+            assert torch.allclose(p.grad, q.grad, atol=1e-5), step
+        for (name, a), b in zip(bn.named_buffers(), twin.buffers()):
+            assert torch.allclose(a.double(), b.double(), atol=1e-6), (step, name, a, b)
