@@ -7,6 +7,7 @@
 #include "core/autodiff/linalg_derivatives.h"
 #include "core/autodiff/loss_derivatives.h"
 #include "core/autodiff/norm_derivatives.h"
+#include "core/autodiff/pooling_derivatives.h"
 
 namespace aotcache {
 namespace {
@@ -461,6 +462,7 @@ const DerivativeRules& Rules() {
     AddIndexingDerivatives(rules);
     AddConvDerivatives(rules);
     AddNormDerivatives(rules);
+    AddPoolingDerivatives(rules);
     return rules;
   }();
   return *rules;

@@ -8,6 +8,7 @@
 #include "core/graph/indexing_inference.h"
 #include "core/graph/loss_inference.h"
 #include "core/graph/norm_inference.h"
+#include "core/graph/pooling_inference.h"
 
 namespace aotcache {
 namespace {
@@ -177,6 +178,17 @@ const Row kRows[] = {
      "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, "
      "float eps) -> (Tensor, Tensor, Tensor)",
      infer::BatchNorm, kFirstResultOnly},
+    // Pooling (pooling_inference.h).
+    {"max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] "
+     "stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) "
+     "-> (Tensor, Tensor)",
+     infer::MaxPool2d, kFirstResultOnly},
+    {"avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] "
+     "padding=0, bool ceil_mode=False, bool count_include_pad=True, int? "
+     "divisor_override=None) -> Tensor",
+     infer::AvgPool2d},
+    {"_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
+     infer::AdaptiveAvgPool2d},
     // Indexing (indexing_inference.h).
     {"embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool "
      "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
@@ -292,6 +304,17 @@ const Row kRows[] = {
      "Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> "
      "(Tensor, Tensor, Tensor)",
      infer::BatchNormBackward, kNotDifferentiable},
+    {"max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, "
+     "int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, "
+     "bool ceil_mode, Tensor indices) -> Tensor",
+     infer::PoolBackward, kNotDifferentiable},
+    {"avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] "
+     "kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool "
+     "count_include_pad, int? divisor_override) -> Tensor",
+     infer::PoolBackward, kNotDifferentiable},
+    {"_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> "
+     "Tensor",
+     infer::PoolBackward, kNotDifferentiable},
     {"embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt "
      "num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
      infer::EmbeddingDenseBackward, kNotDifferentiable},

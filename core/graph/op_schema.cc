@@ -31,6 +31,7 @@ constexpr TypeName kTypeNames[] = {
     {"int[1]", ArgType::kIntList},
     {"SymInt[]", ArgType::kIntList},
     {"int[2]", ArgType::kIntList},
+    {"SymInt[2]", ArgType::kIntList},
     {"int[1]?", ArgType::kOptionalIntList},
     {"SymInt[]?", ArgType::kOptionalIntList},
     {"int[]?", ArgType::kOptionalIntList},

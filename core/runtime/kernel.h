@@ -62,6 +62,7 @@ extern const std::vector<Entry>& LossKernels();
 extern const std::vector<Entry>& IndexingKernels();
 extern const std::vector<Entry>& ConvKernels();
 extern const std::vector<Entry>& NormKernels();
+extern const std::vector<Entry>& PoolingKernels();
 }  // namespace kernels
 
 }  // namespace aotcache

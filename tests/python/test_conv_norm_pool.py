@@ -101,3 +101,48 @@ def test_batch_norm_writes_its_running_statistics_as_in_eager(daemon, make, trai
             assert torch.allclose(p.grad, q.grad, atol=1e-5), step
         for (name, a), b in zip(bn.named_buffers(), twin.buffers()):
             assert torch.allclose(a.double(), b.double(), atol=1e-6), (step, name, a, b)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: F.max_pool2d(x, 2),
+    lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
+    lambda x: F.max_pool2d(x, (2, 3), stride=(1, 2), dilation=(2, 1), ceil_mode=True),
+    lambda x: F.avg_pool2d(x, 2),
+    lambda x: F.avg_pool2d(x, 3, stride=2, padding=1),
+    lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False, ceil_mode=True),
+    lambda x: F.avg_pool2d(x, 2, divisor_override=3),
+    lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
+    lambda x: F.adaptive_avg_pool2d(x, 1),
+    lambda x: F.adaptive_avg_pool2d(x[0], (4, 4)),
+])
+def test_pooling(compile_, fn):
+    torch.manual_seed(2)
+    x = torch.randn(2, 3, 7, 6, requires_grad=True)
+    _match(compile_(fn), fn, x)
+
+
+def test_max_pool_ties_and_nan_as_in_eager(compile_):
+    fn = lambda x: F.max_pool2d(x, 2)
+    x = torch.tensor([[[[1.0, 1.0, 0.0, float("nan")],
+                        [1.0, 0.5, 2.0, 3.0]]]], requires_grad=True)
+    got = compile_(fn)(x)
+    want = fn(x.detach())
+    assert torch.equal(got.isnan(), want.isnan())
+    assert torch.equal(got.nan_to_num(), want.nan_to_num())
+
+
+def test_a_captured_batch_norm_writes_its_running_statistics(compile_):
+    """Through aot_function the module is captured, not passed: its running
+    statistics, which native_batch_norm writes without moving their version
+    counters, are inputs of the graph all the same."""
+    import copy
+    torch.manual_seed(3)
+    bn = torch.nn.BatchNorm2d(4)
+    twin = copy.deepcopy(bn)
+    f = compile_(lambda x: bn(x).sum())
+    for _ in range(2):
+        x = torch.randn(2, 4, 3, 3)
+        f(x)
+        twin(x)
+        for a, b in zip(bn.buffers(), twin.buffers()):
+            assert torch.allclose(a.double(), b.double(), atol=1e-6)

@@ -253,9 +253,38 @@ def train(name, form, steps=5, server=None, seed=0, dropout=0.0):
     return {"steps": rows, "cache_info": info}
 
 
+def evaluate(name, server=None, seed=0, batches=3):
+    """Zoo model `name` in eval mode under no_grad through aot_module, on
+    `batches` batches, against eager float32 and float64. Returns per batch
+    output_error, output_drift and output_norm, plus cache_info."""
+    from aotcache.torch import aot_module
+
+    torch.manual_seed(seed)
+    w = ZOO[name](0.0)
+    eager = w.module.eval()
+    wide = copy.deepcopy(eager).double()
+    compiled = aot_module(copy.deepcopy(eager), server=server)
+    rows = []
+    with torch.no_grad():
+        for _ in range(batches):
+            inputs = tuple(torch.randn_like(x) if x.is_floating_point() else x
+                           for x in w.inputs)
+            got, want = compiled(*inputs), eager(*inputs)
+            exact = wide(*(x.double() if x.is_floating_point() else x for x in inputs))
+            rows.append({"output_error": _diff([got], [want]),
+                         "output_drift": _diff([want], [exact]),
+                         "output_norm": _norm([want])})
+    return {"steps": rows, "cache_info": compiled.cache_info()}
+
+
 if __name__ == "__main__":
-    # One training run in its own process: zoo.py NAME FORM [SERVER]; prints JSON.
+    # One run in its own process: zoo.py NAME FORM [SERVER], FORM one of
+    # FORMS (training) or "eval"; prints JSON.
     import json
     import sys
-    result = train(sys.argv[1], sys.argv[2], server=sys.argv[3] if len(sys.argv) > 3 else None)
+    server = sys.argv[3] if len(sys.argv) > 3 else None
+    if sys.argv[2] == "eval":
+        result = evaluate(sys.argv[1], server=server)
+    else:
+        result = train(sys.argv[1], sys.argv[2], server=server)
     print(json.dumps(result))

@@ -280,6 +280,25 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
         return _export_traced(gm, args, version_moved, captured, lift)
 
 
+# Ops whose schema does not say what they write, and which of their
+# arguments they write: torch 1.13's native_batch_norm updates the running
+# statistics (arguments 3 and 4) when training (argument 5), without moving
+# their version counters, so a captured buffer's _version does not show it.
+_HIDDEN_WRITES = {
+    "aten.native_batch_norm.default": (lambda args: args[5] is True, (3, 4)),
+}
+
+
+def _hidden_writes(gm: torch.fx.GraphModule) -> set:
+    """The nodes that ops of _HIDDEN_WRITES write."""
+    written = set()
+    for n in gm.graph.nodes:
+        rule = _HIDDEN_WRITES.get(op_name(n.target)) if n.op == "call_function" else None
+        if rule is not None and rule[0](n.args):
+            written.update(n.args[k] for k in rule[1] if isinstance(n.args[k], torch.fx.Node))
+    return written
+
+
 def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
                    version_moved: List[bool], captured: Captured,
                    lift: bool) -> Exported:
@@ -296,6 +315,7 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
     constants = []
     lifted: List[Tuple[torch.fx.Node, torch.Tensor]] = []
     baked: List[torch.Tensor] = []
+    hidden = _hidden_writes(gm)
     for n in gm.graph.nodes:
         if n.op != "get_attr":
             continue
@@ -308,7 +328,7 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
                 "pass the gradient as an argument" % captured.grad_of[id(value)])
         original, name = captured.original.get(id(value), (value, n.target))
         if value.requires_grad or (id(value) in captured.original and
-                                   captured.written(value)):
+                                   (captured.written(value) or n in hidden)):
             if not lift:
                 raise ExportError(
                     "constant %s (a tensor captured by the function) requires grad or is "
