@@ -36,8 +36,8 @@ void PrintReadable(const v1::Graph& graph, const Analysis& a,
   out << "mode: " << Lower(v1::Mode_Name(a.mode), "MODE_") << "  ("
       << ExplainMode(caller_rg, vmd) << ")\n";
   out << "key:  " << key << "\n";
-  if (!a.uncacheable_reason.empty()) {
-    out << "not cacheable: " << a.uncacheable_reason << "\n";
+  if (!a.random_ops.empty()) {
+    out << "random ops: " << a.random_ops << "\n";
   }
   out << "inputs:\n";
   for (int i = 0; i < vmd.inputs_size(); ++i) {

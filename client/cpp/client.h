@@ -80,9 +80,11 @@ class CachedFunction {
   v1::Mode mode() const { return mode_; }
   const CompiledFunction& function() const { return *function_; }
 
+  // `seed` keys the random ops, if the graph has any: pass a fresh one per
+  // call (the same seed draws the same masks).
   absl::StatusOr<CompiledFunction::ForwardResult> Forward(
-      std::vector<Tensor>* inputs) const {
-    return function_->Forward(inputs);
+      std::vector<Tensor>* inputs, uint64_t seed = 0) const {
+    return function_->Forward(inputs, seed);
   }
   // Fetches (or, with no server, compiles) the backward on first use.
   // FailedPrecondition for an inference function, or when the backward the

@@ -12,13 +12,14 @@
 namespace aotcache {
 namespace {
 
-std::string UncacheableReason(const ResolvedGraph& graph) {
+std::string RandomOps(const ResolvedGraph& graph) {
   for (const ResolvedNode& node : graph.nodes) {
     if (node.op->cacheability == Cacheability::kUsesRng) {
       const v1::Node& proto = graph.proto(node);
       return absl::StrCat("node ", Quoted(proto.name()), " uses ",
                           node.op->qualified_name,
-                          ", whose result depends on torch's RNG state");
+                          ": its values are drawn per call from the seed the "
+                          "caller passes (Philox), not from torch's stream");
     }
   }
   return "";
@@ -40,7 +41,7 @@ absl::StatusOr<Analysis> Analyze(const v1::Graph& graph,
     caller_requires_grad.push_back(in.meta().requires_grad());
   }
   analysis.mode = DecideMode(caller_requires_grad, analysis.view_and_mutation);
-  analysis.uncacheable_reason = UncacheableReason(analysis.graph);
+  analysis.random_ops = RandomOps(analysis.graph);
   return analysis;
 }
 

@@ -22,9 +22,10 @@ struct Analysis {
   v1::ViewAndMutationData view_and_mutation;
   v1::Mode mode = v1::MODE_UNSPECIFIED;
   Replay replay;
-  // Empty when the results may be cached; else why not ("node 'd' uses
-  // aten.native_dropout.default, which depends on torch's RNG state").
-  std::string uncacheable_reason;
+  // Empty when the graph has no random ops; else the first ("node 'd' uses
+  // aten.native_dropout.default: ..."). Such graphs are cached like any
+  // other: the caller passes a seed per call (philox.h), never key material.
+  std::string random_ops;
 };
 
 // Returns InvalidArgument (ResourceExhausted past a limit) naming the node or

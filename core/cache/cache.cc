@@ -64,9 +64,7 @@ absl::StatusOr<Cache::Analyzed> Cache::AnalyzeRequest(
                             a.analysis.mode, request.options, context);
   a.key.assign(reinterpret_cast<const char*>(key.bytes.data()),
                key.bytes.size());
-  a.bypass_reason = a.analysis.uncacheable_reason;
-  if (a.bypass_reason.empty() &&
-      ConstantBytes(request.graph) > options_.max_cached_constant_bytes) {
+  if (ConstantBytes(request.graph) > options_.max_cached_constant_bytes) {
     a.bypass_reason =
         absl::StrCat("constants of ", ConstantBytes(request.graph),
                      " bytes exceed the cacheable limit of ",
@@ -112,9 +110,7 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
     result.bypass_reason = a.bypass_reason;
     absl::MutexLock lock(&mu_);
     ++counters_.bypasses;
-    ++counters_.bypass_reasons[a.analysis.uncacheable_reason.empty()
-                                   ? "constants too large"
-                                   : "random ops"];
+    ++counters_.bypass_reasons["constants too large"];
     return result;
   }
   result.status = ForwardStatus::kMiss;

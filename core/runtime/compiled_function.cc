@@ -223,11 +223,11 @@ absl::StatusOr<std::vector<Tensor>> CompiledFunction::ArtifactArgs(
 }
 
 absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
-    std::vector<Tensor>* inputs) const {
+    std::vector<Tensor>* inputs, uint64_t seed) const {
   const v1::ViewAndMutationData& vmd = metadata_->view_and_mutation();
   const v1::CallingConvention& c = forward_artifact_->calling_convention();
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> args, ArtifactArgs(*inputs));
-  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> raw, forward_->Run(args));
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> raw, forward_->Run(args, seed));
   if (static_cast<int>(raw.size()) != c.outputs_size()) {
     return absl::InternalError("the forward returned another output count");
   }

@@ -49,7 +49,9 @@ class CompiledFunction {
   // `inputs` are the caller's tensors; mutated ones are written in place,
   // and an input whose metadata the function changes is replaced by the
   // tensor with the new layout (same memory).
-  absl::StatusOr<ForwardResult> Forward(std::vector<Tensor>* inputs) const;
+  // `seed` keys the random ops, if any (pass a fresh one per call).
+  absl::StatusOr<ForwardResult> Forward(std::vector<Tensor>* inputs,
+                                        uint64_t seed = 0) const;
 
   struct Gradients {
     // Per input: its gradient, or none when no gradient reaches it.
@@ -73,9 +75,11 @@ class CompiledFunction {
   // new values of mutated inputs, user outputs, intermediate bases, saved
   // values -- with the caller's tensors untouched. `args` are the artifact's
   // inputs (a synthetic base in place of the inputs it merges).
+  // `seed` keys the random ops (a fresh one per call; the backward reads
+  // the masks the forward saved).
   absl::StatusOr<std::vector<Tensor>> RunForwardArtifact(
-      const std::vector<Tensor>& args) const {
-    return forward_->Run(args);
+      const std::vector<Tensor>& args, uint64_t seed = 0) const {
+    return forward_->Run(args, seed);
   }
   const v1::FunctionMetadata& metadata() const { return *metadata_; }
   const v1::Artifact& forward_artifact() const { return *forward_artifact_; }

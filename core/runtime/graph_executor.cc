@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -205,7 +204,6 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
   for (int c = 0; c < g.num_constants(); ++c) {
     values[g.ConstantValue(c)] = constants_[c];
   }
-  std::mt19937_64 rng(seed);
   // Nothing a Run returns lies in its arenas (the plan gives outputs
   // memory of their own), so they are free for the next Run.
   Arenas arenas = TakeArenas();
@@ -245,7 +243,8 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
     const OpSchema& schema = node.op->schema;
     KernelArgs args;
     args.node = &node;
-    args.rng = &rng;
+    args.seed = seed;
+    args.stream = static_cast<uint32_t>(n);
     args.tensors.resize(node.args.size());
     args.lists.resize(node.args.size());
     for (size_t k = 0; k < node.args.size(); ++k) {

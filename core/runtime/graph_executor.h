@@ -52,8 +52,8 @@ class GraphExecutor {
       const v1::ReferenceProgram& program, std::vector<FusedKernel> fused);
 
   // `inputs`: one per graph input, laid out exactly as the graph's input
-  // metas say (InvalidArgument otherwise). Random ops draw from a generator
-  // seeded with `seed`.
+  // metas say (InvalidArgument otherwise). Random ops draw from Philox keyed
+  // by `seed`, each node a stream of its own (philox.h).
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<Tensor>& inputs,
                                           uint64_t seed = 0) const;
 

@@ -7,11 +7,11 @@
 #define AOTCACHE_CORE_RUNTIME_KERNEL_H_
 
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/graph/resolved_graph.h"
+#include "core/runtime/philox.h"
 #include "core/runtime/tensor.h"
 
 namespace aotcache {
@@ -26,7 +26,10 @@ struct KernelArgs {
   const std::vector<Meta>* result_metas;
   // Per result: memory planned for it (zero-filled), or undefined.
   std::vector<Tensor> preallocated;
-  std::mt19937_64* rng;  // The executor's own generator (not torch's).
+  // Random ops draw from Philox (philox.h) keyed by the run's seed, with
+  // the node's index as the stream and the element as the counter.
+  uint64_t seed = 0;
+  uint32_t stream = 0;
 
   const BoundArg& arg(int i) const { return node->args[i]; }
   const Tensor& tensor(int i) const { return tensors[i]; }
@@ -40,6 +43,12 @@ struct KernelArgs {
     return Tensor::Zeros(result_meta(r));
   }
   double number(int i) const { return node->args[i].AsDouble(); }
+  double Uniform(int64_t element) const {
+    return philox::Uniform(seed, stream, static_cast<uint64_t>(element));
+  }
+  double Normal(int64_t element) const {
+    return philox::Normal(seed, stream, static_cast<uint64_t>(element));
+  }
 };
 
 using Kernel = absl::StatusOr<std::vector<Tensor>> (*)(const KernelArgs&);

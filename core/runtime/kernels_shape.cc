@@ -2,7 +2,6 @@
 // scatters, and the random ops (with the executor's own generator: torch's
 // RNG stream cannot be reproduced, which is why those ops are not cached).
 #include <optional>
-#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "core/graph/scatter_view.h"
@@ -106,24 +105,25 @@ Results Scatter(const KernelArgs& k) {
   return std::vector<Tensor>{out};
 }
 
+// Element i of the result (row-major) is draw(i): a pure function of the
+// run's seed, the node and i.
 template <typename Draw>
 Results Random(const KernelArgs& k, Draw draw) {
   Tensor out = k.NewResult(0);
   const Meta& m = out.meta();
+  int64_t i = 0;
   ForEachIndex(m.shape, {m.stride}, {m.offset}, [&](const int64_t* pos) {
-    StoreFrom<double>(out.storage_data(), m.dtype, pos[0], draw(pos[0]));
+    StoreFrom<double>(out.storage_data(), m.dtype, pos[0], draw(i++));
   });
   return std::vector<Tensor>{out};
 }
 
 Results RandLike(const KernelArgs& k) {
-  std::uniform_real_distribution<double> u(0, 1);
-  return Random(k, [&](int64_t) { return u(*k.rng); });
+  return Random(k, [&](int64_t i) { return k.Uniform(i); });
 }
 
 Results RandnLike(const KernelArgs& k) {
-  std::normal_distribution<double> n(0, 1);
-  return Random(k, [&](int64_t) { return n(*k.rng); });
+  return Random(k, [&](int64_t i) { return k.Normal(i); });
 }
 
 // bernoulli(self): each element 1 with probability self's element.
@@ -131,21 +131,20 @@ Results Bernoulli(const KernelArgs& k) {
   const Tensor& p = k.tensor(0);
   Tensor out = k.NewResult(0);
   const Meta& m = out.meta();
-  std::uniform_real_distribution<double> u(0, 1);
+  int64_t i = 0;
   ForEachIndex(m.shape, {m.stride, p.meta().stride},
                {m.offset, p.meta().offset}, [&](const int64_t* pos) {
                  double prob =
                      LoadAs<double>(p.storage_data(), p.dtype(), pos[1]);
                  StoreFrom<double>(out.storage_data(), m.dtype, pos[0],
-                                   u(*k.rng) < prob ? 1.0 : 0.0);
+                                   k.Uniform(i++) < prob ? 1.0 : 0.0);
                });
   return std::vector<Tensor>{out};
 }
 
 Results BernoulliP(const KernelArgs& k) {
   double p = k.number(1);
-  std::uniform_real_distribution<double> u(0, 1);
-  return Random(k, [&](int64_t) { return u(*k.rng) < p ? 1.0 : 0.0; });
+  return Random(k, [&](int64_t i) { return k.Uniform(i) < p ? 1.0 : 0.0; });
 }
 
 // native_dropout(input, p, train): mask keeps each element with 1 - p;
@@ -156,14 +155,14 @@ Results NativeDropout(const KernelArgs& k) {
   bool train = k.arg(2).is_none() || k.arg(2).b;
   Tensor out = k.NewResult(0);
   Tensor mask = k.NewResult(1);
-  std::uniform_real_distribution<double> u(0, 1);
   double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
   const Meta& m = out.meta();
+  int64_t i = 0;
   ForEachIndex(
       m.shape, {m.stride, mask.meta().stride, in.meta().stride},
       {m.offset, mask.meta().offset, in.meta().offset},
       [&](const int64_t* pos) {
-        bool keep = !train || u(*k.rng) >= p;
+        bool keep = !train || k.Uniform(i++) >= p;
         double x = LoadAs<double>(in.storage_data(), in.dtype(), pos[2]);
         StoreFrom<double>(out.storage_data(), m.dtype, pos[0],
                           keep ? (train ? x * scale : x) : 0.0);

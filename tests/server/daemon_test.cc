@@ -93,17 +93,20 @@ TEST_F(DaemonTest, MissHitAndLazyBackward) {
   EXPECT_EQ(third.backward(), v1::BACKWARD_STATE_READY);
 }
 
-TEST_F(DaemonTest, BypassForRandomOps) {
+// Random ops are cached like any other op: the caller passes the seed.
+TEST_F(DaemonTest, RandomOpsAreCachedAndHit) {
   v1::CompileRequest r;
   *r.mutable_graph() = testing::GraphFromJson(R"json({
     "inputs": [{"name": "x", "meta": {"shape": [4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
     "nodes": [{"name": "out", "op": "aten.rand_like.default", "args": [{"node": "x"}],
                "grad_mode": "GRAD_MODE_ENABLED"}],
     "outputs": ["out"]})json");
-  v1::CompileResponse response;
-  ASSERT_TRUE(Compile(r, &response).ok());
-  EXPECT_EQ(response.status(), v1::COMPILE_STATUS_BYPASS);
-  EXPECT_NE(response.bypass_reason().find("rand_like"), std::string::npos);
+  v1::CompileResponse first, second;
+  ASSERT_TRUE(Compile(r, &first).ok());
+  EXPECT_EQ(first.status(), v1::COMPILE_STATUS_MISS);
+  ASSERT_TRUE(Compile(r, &second).ok());
+  EXPECT_EQ(second.status(), v1::COMPILE_STATUS_HIT);
+  EXPECT_EQ(second.key(), first.key());
 }
 
 TEST_F(DaemonTest, BadRequestsGetInvalidArgumentNamingTheFault) {

@@ -58,14 +58,22 @@ def _view(base: torch.Tensor, meta) -> Optional[torch.Tensor]:
     return base.as_strided(shape, stride, offset)
 
 
+def _draw_seed() -> int:
+    """A seed from torch's default generator (which it advances)."""
+    return int(torch.randint(0, 1 << 62, (), dtype=torch.int64))
+
+
 class CompiledEntry:
     """One compiled signature: the native function and what its metadata
     says about running it."""
 
     def __init__(self, native, lifted: Sequence[torch.Tensor],
-                 version_moved: Sequence[bool] = ()):
+                 version_moved: Sequence[bool] = (), uses_rng: bool = False):
         self.native = native
         self.lifted = list(lifted)
+        # Random ops draw from a seed taken from torch's default generator
+        # on every call, so torch.manual_seed makes runs reproducible.
+        self.uses_rng = uses_rng
         # Inputs written only through `.data` in eager: written back the
         # same way, leaving their version counter and history alone.
         self.through_data = {i for i, moved in enumerate(version_moved) if not moved}
@@ -129,6 +137,7 @@ class CompiledEntry:
     # -- running ---------------------------------------------------------
 
     def __call__(self, inputs: List[torch.Tensor]):
+        seed = _draw_seed() if self.uses_rng else 0
         if self.training:
             # The node's inputs: the inputs, but one tensor covering the
             # storage in place of mutated inputs that share it (autograd
@@ -137,7 +146,7 @@ class CompiledEntry:
             # below).
             differentiable = [inputs[i] for i in self.non_members]
             bases = [_synthetic_base(inputs, sb) for sb in self.synthetic_bases]
-            outs = self.step.run(inputs, differentiable + bases)
+            outs = self.step.run(inputs, differentiable + bases, seed)
             k = len(self.mutated)
             new_values = outs[:k]
             user: List[Any] = [None] * self.num_user
@@ -146,7 +155,7 @@ class CompiledEntry:
             bases = outs[k + len(self.function_user):]
         else:
             with torch.no_grad():
-                raw = self.native.run_forward(inputs)
+                raw = self.native.run_forward(inputs, seed)
             k = len(self.mutated)
             new_values = raw[:k]
             user = raw[k:k + self.num_user]

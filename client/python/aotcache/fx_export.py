@@ -41,6 +41,17 @@ from .torch_version import ExportError  # noqa: F401 (part of this API)
 from .captures import Captured, captured_tensors  # noqa: F401 (captured_tensors: API)
 from .torch_version import GRAD_META_KEY, op_name, storage_key, storage_numel, trace
 
+# The ops whose results are random (the registry's kUsesRng rows).
+RANDOM_OPS = frozenset({
+    "aten.native_dropout.default", "aten.rand_like.default", "aten.randn_like.default",
+    "aten.bernoulli.default", "aten.bernoulli.p", "aten.bernoulli_.float",
+})
+
+
+def uses_random_ops(graph: Dict[str, Any]) -> bool:
+    return any(node["op"] in RANDOM_OPS for node in graph["nodes"])
+
+
 _DTYPES = {
     torch.float32: "DTYPE_FLOAT32",
     torch.float64: "DTYPE_FLOAT64",

@@ -19,8 +19,11 @@ counters, or torch's RNG state.
 Tensors fn captures (closures, a bound module) are constants of the graph,
 except those that require grad, which become inputs so that their gradients
 flow; a constant written in place since (a different _version) makes the
-next call compile again. Graphs with random ops come back as bypass and run
-eagerly (the runtime cannot reproduce torch's RNG stream).
+next call compile again. Random ops (dropout) run compiled, drawing from a
+counter-based generator (Philox) seeded from torch's default generator on
+every call: torch.manual_seed makes runs reproducible, but the values are
+not eager's (as with torch.compile); rng="eager" runs such functions eagerly
+instead, bit for bit as eager.
 
 Thread-safety: a compiled function may be called from several threads.
 """
@@ -90,7 +93,8 @@ def _warn_if_in_process(native) -> None:
 
 def aot_function(fn: Callable, *, server: Optional[str] = None,
                  backend: Optional[str] = None,
-                 fallback: Optional[str] = None) -> "AotFunction":
+                 fallback: Optional[str] = None,
+                 rng: str = "philox") -> "AotFunction":
     """fn compiled through aotcache, called like fn.
 
     server: a gRPC target; None follows the embedded-default rule
@@ -100,13 +104,18 @@ def aot_function(fn: Callable, *, server: Optional[str] = None,
       --backend: native when it has a C++ compiler, else reference).
     fallback: None (an op aotcache lacks raises CompileError naming it) or
       "eager" (fn runs eagerly instead, with a warning).
+    rng: "philox" (random ops run compiled, seeded from torch's default
+      generator each call) or "eager" (a function with random ops runs
+      eagerly: torch's own random stream, bit for bit).
     """
     if backend is not None:
         raise ValueError("backend: the daemon chooses (aotcached --backend); pass None, "
                          "not %r" % (backend,))
     if fallback not in (None, "eager"):
         raise ValueError("fallback must be None or 'eager', not %r" % (fallback,))
-    return AotFunction(fn, server, fallback)
+    if rng not in ("philox", "eager"):
+        raise ValueError("rng must be 'philox' or 'eager', not %r" % (rng,))
+    return AotFunction(fn, server, fallback, rng)
 
 
 class _Compiled:
@@ -127,11 +136,13 @@ class _Compiled:
 class AotFunction:
     """The callable aot_function returns."""
 
-    def __init__(self, fn: Callable, server: Optional[str], fallback: Optional[str]):
+    def __init__(self, fn: Callable, server: Optional[str], fallback: Optional[str],
+                 rng: str = "philox"):
         functools.update_wrapper(self, fn)
         self._fn = fn
         self._server = server
         self._fallback = fallback
+        self._rng = rng
         self._lock = threading.Lock()
         self._compiled: Dict[Any, _Compiled] = {}
         self._order: List[Any] = []
@@ -207,6 +218,11 @@ class AotFunction:
         try:
             with torch.random.fork_rng(devices=[]):
                 exported = fx_export.export_function(traced, tensors, captures=self._fn)
+            uses_rng = fx_export.uses_random_ops(exported.graph)
+            if uses_rng and self._rng == "eager":
+                return _Compiled(None, None, out_spec[0], exported.baked,
+                                 eager_reason="random ops with rng='eager': torch's own "
+                                              "random stream")
             native = _client(self._server).compile(json.dumps(exported.graph))
             _warn_if_in_process(native)
         except (fx_export.ExportError, _NativeError) as e:
@@ -219,10 +235,9 @@ class AotFunction:
                           % (getattr(self._fn, "__name__", "the function"), message))
             return _Compiled(None, None, None, [], eager_reason=message)
         if native.status == "bypass":
-            # Random ops: torch's RNG stream cannot be reproduced.
             return _Compiled(None, native, out_spec[0], exported.baked,
                              eager_reason=native.bypass_reason)
-        entry = CompiledEntry(native, exported.lifted, exported.version_moved)
+        entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng)
         return _Compiled(entry, native, out_spec[0], exported.baked)
 
 

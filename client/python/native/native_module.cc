@@ -83,14 +83,14 @@ class Function {
 
   // The forward artifact's results for `inputs` (the function's inputs):
   // over the runtime's memory, or views of the input they lie in.
-  std::vector<at::Tensor> RunForward(
-      const std::vector<at::Tensor>& inputs) const {
+  std::vector<at::Tensor> RunForward(const std::vector<at::Tensor>& inputs,
+                                     uint64_t seed) const {
     const std::vector<Tensor> args = Borrow(inputs);
     absl::StatusOr<std::vector<Tensor>> artifact_args =
         f_->function().ArtifactArgs(args);
     Check(artifact_args.status());
     absl::StatusOr<std::vector<Tensor>> raw =
-        f_->function().RunForwardArtifact(*artifact_args);
+        f_->function().RunForwardArtifact(*artifact_args, seed);
     Check(raw.status());
     std::vector<at::Tensor> out;
     out.reserve(raw->size());
@@ -205,8 +205,8 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("backward", &Function::backward)
       .def("metadata_json", &Function::metadata_json)
       .def("convention_json", &Function::convention_json)
-      .def("run_forward", &Function::RunForward,
-           py::call_guard<py::gil_scoped_release>());
+      .def("run_forward", &Function::RunForward, py::arg("inputs"),
+           py::arg("seed") = 0, py::call_guard<py::gil_scoped_release>());
   py::class_<aotcache::TrainingStep, std::shared_ptr<aotcache::TrainingStep>>(
       m, "TrainingStep")
       .def(py::init(&aotcache::MakeTrainingStep), py::arg("function"),
@@ -218,9 +218,10 @@ PYBIND11_MODULE(_native, m) {
           "run",
           [](const std::shared_ptr<aotcache::TrainingStep>& step,
              const std::vector<at::Tensor>& inputs,
-             const std::vector<at::Tensor>& differentiable) {
-            return aotcache::RunTraining(step, inputs, differentiable);
+             const std::vector<at::Tensor>& differentiable, uint64_t seed) {
+            return aotcache::RunTraining(step, inputs, differentiable, seed);
           },
+          py::arg("inputs"), py::arg("differentiable"), py::arg("seed") = 0,
           py::call_guard<py::gil_scoped_release>());
   py::class_<PyClient>(m, "Client")
       .def(py::init<const std::string&, const std::string&,

@@ -37,6 +37,7 @@ constexpr char kSaved[] = "aotcache";
 // function's inputs, whose memory the forward reads.
 struct Memory {
   const std::vector<at::Tensor>& inputs;
+  uint64_t seed;  // Keys the random ops of this call.
 };
 
 // A result for the caller to own: copied when it lies in an input's memory,
@@ -58,7 +59,7 @@ class CompiledStep : public torch::autograd::Function<CompiledStep> {
     absl::StatusOr<std::vector<Tensor>> artifact_args = f.ArtifactArgs(args);
     Check(artifact_args.status());
     absl::StatusOr<std::vector<Tensor>> raw =
-        f.RunForwardArtifact(*artifact_args);
+        f.RunForwardArtifact(*artifact_args, memory.seed);
     Check(raw.status());
     auto result = [&](size_t n) { return ToTorch((*raw)[n], args, inputs); };
 
@@ -173,7 +174,7 @@ bool TrainingPlan::Consistent() const {
 std::vector<at::Tensor> RunTraining(
     const std::shared_ptr<const TrainingStep>& step,
     const std::vector<at::Tensor>& inputs,
-    const std::vector<at::Tensor>& differentiable) {
+    const std::vector<at::Tensor>& differentiable, uint64_t seed) {
   // Recorded whatever the caller's grad mode: the function's own
   // enable_grad regions made outputs that require grad (the epilogue
   // detaches those that must not).
@@ -183,7 +184,7 @@ std::vector<at::Tensor> RunTraining(
         " inputs, not " + std::to_string(inputs.size()));
   }
   at::AutoGradMode enable_grad(true);
-  return CompiledStep::apply(step, Memory{inputs},
+  return CompiledStep::apply(step, Memory{inputs, seed},
                              at::TensorList(differentiable));
 }
 
