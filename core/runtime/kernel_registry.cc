@@ -11,8 +11,7 @@ Kernel FindKernel(absl::string_view qualified_name) {
           &kernels::LinalgKernels(), &kernels::ShapeKernels(),
           &kernels::BackwardKernels(), &kernels::LossKernels(),
           &kernels::IndexingKernels(), &kernels::ConvKernels(),
-          &kernels::NormKernels(),
-          &kernels::PoolingKernels()}) {
+          &kernels::NormKernels(), &kernels::PoolingKernels()}) {
       for (const kernels::Entry& e : *table) map->emplace(e.op, e.kernel);
     }
     return map;

@@ -29,20 +29,6 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
               trans_b ? k : n, beta, c, n);
 }
 
-std::vector<double> Doubles(const Tensor& t) {
-  Tensor c = Tensor::Contiguous(t.shape(), v1::DTYPE_FLOAT64);
-  CopyInto(t, c);
-  const double* p = reinterpret_cast<const double*>(c.storage_data());
-  return std::vector<double>(p, p + c.numel());
-}
-
-void Store(const std::vector<double>& values, const Tensor& out) {
-  Tensor c = Tensor::Contiguous(out.shape(), v1::DTYPE_FLOAT64);
-  std::copy(values.begin(), values.end(),
-            reinterpret_cast<double*>(c.storage_data()));
-  CopyInto(c, out);
-}
-
 // One convolution's sizes, with the spatial dims padded to 3 (size 1).
 struct Conv3 {
   int64_t batch, channels, out_channels, groups;
@@ -116,9 +102,9 @@ absl::StatusOr<Conv3> GeometryOf(const Tensor& input, const Tensor& weight,
 Results Convolution(const KernelArgs& k) {
   absl::StatusOr<Conv3> g = GeometryOf(k.tensor(0), k.tensor(1), k, 3);
   if (!g.ok()) return g.status();
-  std::vector<double> x = Doubles(k.tensor(0)), w = Doubles(k.tensor(1));
+  std::vector<double> x = k.tensor(0).ToDoubles(), w = k.tensor(1).ToDoubles();
   std::vector<double> bias;
-  if (k.tensor(2).defined()) bias = Doubles(k.tensor(2));
+  if (k.tensor(2).defined()) bias = k.tensor(2).ToDoubles();
   int64_t cg = g->group_channels(), og = g->group_out(), area = g->out_area();
   std::vector<double> out(g->batch * g->out_channels * area, 0.0);
   std::vector<double> cols(g->rows() * area);
@@ -138,7 +124,7 @@ Results Convolution(const KernelArgs& k) {
     }
   }
   Tensor result = k.NewResult(0);
-  Store(out, result);
+  StoreDoubles(out, result);
   return std::vector<Tensor>{result};
 }
 
@@ -148,8 +134,8 @@ Results ConvolutionBackward(const KernelArgs& k) {
   absl::StatusOr<Conv3> g = GeometryOf(k.tensor(1), k.tensor(2), k, 4);
   if (!g.ok()) return g.status();
   const std::vector<int64_t>& mask = k.arg(10).ints;
-  std::vector<double> gy = Doubles(k.tensor(0)), x = Doubles(k.tensor(1)),
-                      w = Doubles(k.tensor(2));
+  std::vector<double> gy = k.tensor(0).ToDoubles(), x = k.tensor(1).ToDoubles(),
+                      w = k.tensor(2).ToDoubles();
   int64_t cg = g->group_channels(), og = g->group_out(), area = g->out_area();
   int64_t rows = g->rows();
   std::vector<double> gx(x.size(), 0.0), gw(w.size(), 0.0),
@@ -184,7 +170,7 @@ Results ConvolutionBackward(const KernelArgs& k) {
   const std::vector<double>* values[] = {&gx, &gw, &gb};
   for (int r = 0; r < 3; ++r) {
     results.push_back(k.NewResult(r));
-    if (mask[r]) Store(*values[r], results.back());
+    if (mask[r]) StoreDoubles(*values[r], results.back());
   }
   return results;
 }

@@ -20,16 +20,14 @@ Tensor Contiguous(const Tensor& t) {
 
 // The indices, each checked against `rows`.
 absl::StatusOr<std::vector<int64_t>> Rows(const Tensor& indices, int64_t rows) {
-  Tensor c = Contiguous(indices);
-  std::vector<int64_t> out(c.numel());
-  const int64_t* data = reinterpret_cast<const int64_t*>(c.storage_data());
-  for (int64_t i = 0; i < c.numel(); ++i) {
-    if (data[i] < 0 || data[i] >= rows) {
+  std::vector<int64_t> out;
+  for (double v : indices.ToDoubles()) {
+    out.push_back(static_cast<int64_t>(v));
+    if (v < 0 || v >= static_cast<double>(rows)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("embedding: index ", data[i], " is out of range for ",
+          absl::StrCat("embedding: index ", out.back(), " is out of range for ",
                        rows, " rows"));
     }
-    out[i] = data[i];
   }
   return out;
 }
@@ -51,7 +49,7 @@ Results Embedding(const KernelArgs& k) {
 // Sums each index's gradient rows into its weight row; padding_idx gets
 // none; scale_grad_by_freq divides by how often the index occurs.
 Results EmbeddingDenseBackward(const KernelArgs& k) {
-  Tensor grad = Contiguous(k.tensor(0));
+  std::vector<double> grad = k.tensor(0).ToDoubles();
   Tensor out = k.NewResult(0);
   int64_t rows = out.shape()[0], width = out.shape()[1];
   absl::StatusOr<std::vector<int64_t>> index = Rows(k.tensor(1), rows);
@@ -68,14 +66,10 @@ Results EmbeddingDenseBackward(const KernelArgs& k) {
     if (row == padding) continue;
     double scale = by_freq ? 1.0 / count[row] : 1.0;
     for (int64_t j = 0; j < width; ++j) {
-      acc[row * width + j] +=
-          scale *
-          LoadAs<double>(grad.storage_data(), grad.dtype(), i * width + j);
+      acc[row * width + j] += scale * grad[i * width + j];
     }
   }
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    StoreFrom<double>(out.storage_data(), out.dtype(), i, acc[i]);
-  }
+  StoreDoubles(acc, out);
   return std::vector<Tensor>{out};
 }
 

@@ -13,23 +13,9 @@ namespace {
 
 using Results = absl::StatusOr<std::vector<Tensor>>;
 
-std::vector<double> Doubles(const Tensor& t) {
-  Tensor c = Tensor::Contiguous(t.shape(), v1::DTYPE_FLOAT64);
-  CopyInto(t, c);
-  const double* p = reinterpret_cast<const double*>(c.storage_data());
-  return std::vector<double>(p, p + c.numel());
-}
-
-void Store(const std::vector<double>& values, const Tensor& out) {
-  Tensor c = Tensor::Contiguous(out.shape(), v1::DTYPE_FLOAT64);
-  std::copy(values.begin(), values.end(),
-            reinterpret_cast<double*>(c.storage_data()));
-  CopyInto(c, out);
-}
-
 // Per-channel values of an optional tensor, or `fill` for each channel.
 std::vector<double> PerChannel(const Tensor& t, int64_t channels, double fill) {
-  return t.defined() ? Doubles(t) : std::vector<double>(channels, fill);
+  return t.defined() ? t.ToDoubles() : std::vector<double>(channels, fill);
 }
 
 // An input (N, C, spatial...) seen as N blocks of C channels of `inner`.
@@ -66,7 +52,7 @@ std::vector<double> Normalize(const std::vector<double>& x, const Channels& s,
 Results BatchNormTrain(const KernelArgs& k) {
   const Tensor& input = k.tensor(0);
   Channels s(input);
-  std::vector<double> x = Doubles(input);
+  std::vector<double> x = input.ToDoubles();
   std::vector<double> mean(s.channels, 0.0), invstd(s.channels, 0.0);
   double eps = k.number(5);
   for (int64_t c = 0; c < s.channels; ++c) {
@@ -77,11 +63,12 @@ Results BatchNormTrain(const KernelArgs& k) {
     invstd[c] = 1.0 / std::sqrt(sq / s.count() + eps);
   }
   std::vector<Tensor> out = {k.NewResult(0), k.NewResult(1), k.NewResult(2)};
-  Store(Normalize(x, s, mean, invstd, PerChannel(k.tensor(1), s.channels, 1),
-                  PerChannel(k.tensor(2), s.channels, 0)),
-        out[0]);
-  Store(mean, out[1]);
-  Store(invstd, out[2]);
+  StoreDoubles(
+      Normalize(x, s, mean, invstd, PerChannel(k.tensor(1), s.channels, 1),
+                PerChannel(k.tensor(2), s.channels, 0)),
+      out[0]);
+  StoreDoubles(mean, out[1]);
+  StoreDoubles(invstd, out[2]);
   return out;
 }
 
@@ -90,16 +77,17 @@ Results BatchNormTrain(const KernelArgs& k) {
 Results BatchNormEval(const KernelArgs& k) {
   const Tensor& input = k.tensor(0);
   Channels s(input);
-  std::vector<double> mean = Doubles(k.tensor(3)), var = Doubles(k.tensor(4));
+  std::vector<double> mean = k.tensor(3).ToDoubles(),
+                      var = k.tensor(4).ToDoubles();
   std::vector<double> invstd(s.channels);
   for (int64_t c = 0; c < s.channels; ++c) {
     invstd[c] = 1.0 / std::sqrt(var[c] + k.number(6));
   }
   std::vector<Tensor> out = {k.NewResult(0), k.NewResult(1), k.NewResult(2)};
-  Store(Normalize(Doubles(input), s, mean, invstd,
-                  PerChannel(k.tensor(1), s.channels, 1),
-                  PerChannel(k.tensor(2), s.channels, 0)),
-        out[0]);
+  StoreDoubles(Normalize(input.ToDoubles(), s, mean, invstd,
+                         PerChannel(k.tensor(1), s.channels, 1),
+                         PerChannel(k.tensor(2), s.channels, 0)),
+               out[0]);
   return out;
 }
 
@@ -108,16 +96,16 @@ Results BatchNormEval(const KernelArgs& k) {
 Results BatchNormBackward(const KernelArgs& k) {
   const Tensor& input = k.tensor(1);
   Channels s(input);
-  std::vector<double> g = Doubles(k.tensor(0)), x = Doubles(input);
+  std::vector<double> g = k.tensor(0).ToDoubles(), x = input.ToDoubles();
   std::vector<double> weight = PerChannel(k.tensor(2), s.channels, 1);
   bool train = k.arg(7).b;
   std::vector<double> mean, invstd;
   if (train) {
-    mean = Doubles(k.tensor(5));
-    invstd = Doubles(k.tensor(6));
+    mean = k.tensor(5).ToDoubles();
+    invstd = k.tensor(6).ToDoubles();
   } else {
-    mean = Doubles(k.tensor(3));
-    invstd = Doubles(k.tensor(4));
+    mean = k.tensor(3).ToDoubles();
+    invstd = k.tensor(4).ToDoubles();
     for (double& v : invstd) v = 1.0 / std::sqrt(v + k.number(8));
   }
   std::vector<double> gx(x.size(), 0.0), gw(s.channels), gb(s.channels);
@@ -144,7 +132,7 @@ Results BatchNormBackward(const KernelArgs& k) {
   std::vector<Tensor> out = {k.NewResult(0), k.NewResult(1), k.NewResult(2)};
   const std::vector<double>* values[] = {&gx, &gw, &gb};
   for (int r = 0; r < 3; ++r) {
-    if (mask[r]) Store(*values[r], out[r]);
+    if (mask[r]) StoreDoubles(*values[r], out[r]);
   }
   return out;
 }

@@ -17,20 +17,6 @@ namespace {
 
 using Results = absl::StatusOr<std::vector<Tensor>>;
 
-std::vector<double> Doubles(const Tensor& t) {
-  Tensor c = Tensor::Contiguous(t.shape(), v1::DTYPE_FLOAT64);
-  CopyInto(t, c);
-  const double* p = reinterpret_cast<const double*>(c.storage_data());
-  return std::vector<double>(p, p + c.numel());
-}
-
-void Store(const std::vector<double>& values, const Tensor& out) {
-  Tensor c = Tensor::Contiguous(out.shape(), v1::DTYPE_FLOAT64);
-  std::copy(values.begin(), values.end(),
-            reinterpret_cast<double*>(c.storage_data()));
-  CopyInto(c, out);
-}
-
 // Calls f(plane, out_index, h0, w0) for every output element, with the
 // top left corner of its window (in the padded input: negative in the
 // padding).
@@ -64,7 +50,7 @@ absl::StatusOr<PoolGeometry> AvgGeometry(const KernelArgs& k, int self,
 Results MaxPool(const KernelArgs& k) {
   absl::StatusOr<PoolGeometry> g = MaxGeometry(k, 0, 1);
   if (!g.ok()) return g.status();
-  std::vector<double> x = Doubles(k.tensor(0));
+  std::vector<double> x = k.tensor(0).ToDoubles();
   int64_t area = g->in[0] * g->in[1], n = g->planes * g->out[0] * g->out[1];
   std::vector<double> out(n), index(n);
   ForEachWindow(*g, [&](int64_t p, int64_t o, int64_t h0, int64_t w0) {
@@ -89,8 +75,8 @@ Results MaxPool(const KernelArgs& k) {
     index[o] = static_cast<double>(at);
   });
   std::vector<Tensor> results = {k.NewResult(0), k.NewResult(1)};
-  Store(out, results[0]);
-  Store(index, results[1]);
+  StoreDoubles(out, results[0]);
+  StoreDoubles(index, results[1]);
   return results;
 }
 
@@ -99,7 +85,8 @@ Results MaxPool(const KernelArgs& k) {
 Results MaxPoolBackward(const KernelArgs& k) {
   absl::StatusOr<PoolGeometry> g = MaxGeometry(k, 1, 2);
   if (!g.ok()) return g.status();
-  std::vector<double> grad = Doubles(k.tensor(0)), index = Doubles(k.tensor(7));
+  std::vector<double> grad = k.tensor(0).ToDoubles(),
+                      index = k.tensor(7).ToDoubles();
   int64_t area = g->in[0] * g->in[1], per_plane = g->out[0] * g->out[1];
   std::vector<double> gx(g->planes * area, 0.0);
   for (int64_t o = 0; o < static_cast<int64_t>(grad.size()); ++o) {
@@ -112,7 +99,7 @@ Results MaxPoolBackward(const KernelArgs& k) {
     gx[(o / per_plane) * area + at] += grad[o];
   }
   Tensor out = k.NewResult(0);
-  Store(gx, out);
+  StoreDoubles(gx, out);
   return std::vector<Tensor>{out};
 }
 
@@ -144,7 +131,7 @@ AvgWindow AvgWindowOf(const PoolGeometry& g, int64_t h0, int64_t w0,
 Results AvgPool(const KernelArgs& k) {
   absl::StatusOr<PoolGeometry> g = AvgGeometry(k, 0, 1);
   if (!g.ok()) return g.status();
-  std::vector<double> x = Doubles(k.tensor(0));
+  std::vector<double> x = k.tensor(0).ToDoubles();
   int64_t area = g->in[0] * g->in[1];
   std::vector<double> out(g->planes * g->out[0] * g->out[1]);
   ForEachWindow(*g, [&](int64_t p, int64_t o, int64_t h0, int64_t w0) {
@@ -157,7 +144,7 @@ Results AvgPool(const KernelArgs& k) {
     out[o] = sum / a.divisor;
   });
   Tensor result = k.NewResult(0);
-  Store(out, result);
+  StoreDoubles(out, result);
   return std::vector<Tensor>{result};
 }
 
@@ -166,7 +153,7 @@ Results AvgPool(const KernelArgs& k) {
 Results AvgPoolBackward(const KernelArgs& k) {
   absl::StatusOr<PoolGeometry> g = AvgGeometry(k, 1, 2);
   if (!g.ok()) return g.status();
-  std::vector<double> grad = Doubles(k.tensor(0));
+  std::vector<double> grad = k.tensor(0).ToDoubles();
   int64_t area = g->in[0] * g->in[1];
   std::vector<double> gx(g->planes * area, 0.0);
   ForEachWindow(*g, [&](int64_t p, int64_t o, int64_t h0, int64_t w0) {
@@ -178,7 +165,7 @@ Results AvgPoolBackward(const KernelArgs& k) {
     }
   });
   Tensor result = k.NewResult(0);
-  Store(gx, result);
+  StoreDoubles(gx, result);
   return std::vector<Tensor>{result};
 }
 
@@ -206,7 +193,7 @@ Results AdaptiveAvgPool(const KernelArgs& k) {
   int64_t in_h = shape[shape.size() - 2], in_w = shape.back();
   int64_t planes = in_h * in_w == 0 ? 0 : self.numel() / (in_h * in_w);
   const std::vector<int64_t>& size = k.arg(1).ints;
-  std::vector<double> x = Doubles(self), out(planes * size[0] * size[1]);
+  std::vector<double> x = self.ToDoubles(), out(planes * size[0] * size[1]);
   ForEachAdaptiveWindow(planes, in_h, in_w, size[0], size[1],
                         [&](int64_t p, int64_t o, int64_t h0, int64_t h1,
                             int64_t w0, int64_t w1) {
@@ -219,7 +206,7 @@ Results AdaptiveAvgPool(const KernelArgs& k) {
                               sum / static_cast<double>((h1 - h0) * (w1 - w0));
                         });
   Tensor result = k.NewResult(0);
-  Store(out, result);
+  StoreDoubles(out, result);
   return std::vector<Tensor>{result};
 }
 
@@ -230,7 +217,7 @@ Results AdaptiveAvgPoolBackward(const KernelArgs& k) {
   int64_t in_h = shape[shape.size() - 2], in_w = shape.back();
   int64_t out_h = gshape[gshape.size() - 2], out_w = gshape.back();
   int64_t planes = in_h * in_w == 0 ? 0 : k.tensor(1).numel() / (in_h * in_w);
-  std::vector<double> grad = Doubles(k.tensor(0));
+  std::vector<double> grad = k.tensor(0).ToDoubles();
   std::vector<double> gx(k.tensor(1).numel(), 0.0);
   ForEachAdaptiveWindow(
       planes, in_h, in_w, out_h, out_w,
@@ -243,7 +230,7 @@ Results AdaptiveAvgPoolBackward(const KernelArgs& k) {
         }
       });
   Tensor result = k.NewResult(0);
-  Store(gx, result);
+  StoreDoubles(gx, result);
   return std::vector<Tensor>{result};
 }
 

@@ -116,6 +116,10 @@ void ForEachIndex(const std::vector<int64_t>& shape,
 // Copies `src` (broadcast to dst's shape, any dtype) into `dst`.
 void CopyInto(const Tensor& src, const Tensor& dst);
 
+// Writes `values` (dst's elements in row-major order, as
+// Tensor::ToDoubles reads them) into `dst`, whatever its strides and dtype.
+void StoreDoubles(const std::vector<double>& values, const Tensor& dst);
+
 }  // namespace aotcache
 
 #endif  // AOTCACHE_CORE_RUNTIME_STRIDED_H_

@@ -67,6 +67,14 @@ std::vector<int64_t> BroadcastStrides(const Meta& in,
   return strides;
 }
 
+void StoreDoubles(const std::vector<double>& values, const Tensor& dst) {
+  const Meta& m = dst.meta();
+  size_t i = 0;
+  ForEachIndex(m.shape, {m.stride}, {m.offset}, [&](const int64_t* pos) {
+    StoreFrom<double>(dst.storage_data(), m.dtype, pos[0], values[i++]);
+  });
+}
+
 void CopyInto(const Tensor& src, const Tensor& dst) {
   const Meta& m = dst.meta();
   DispatchDType(dst.dtype(), [&](auto tag) {
