@@ -50,6 +50,14 @@ Tensor Tensor::View(Meta meta) const {
 std::vector<double> Tensor::ToDoubles() const {
   std::vector<double> out;
   out.reserve(numel());
+  if (meta_.IsContiguous()) {  // The common case, without the index walk.
+    DispatchDType(dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* p = reinterpret_cast<const T*>(storage_data()) + meta_.offset;
+      out.assign(p, p + numel());
+    });
+    return out;
+  }
   ForEachIndex(meta_.shape, {meta_.stride}, {meta_.offset},
                [&](const int64_t* pos) {
                  out.push_back(LoadAs<double>(storage_data(), dtype(), pos[0]));
@@ -69,6 +77,15 @@ std::vector<int64_t> BroadcastStrides(const Meta& in,
 
 void StoreDoubles(const std::vector<double>& values, const Tensor& dst) {
   const Meta& m = dst.meta();
+  if (m.IsContiguous()) {
+    DispatchDType(m.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* p = reinterpret_cast<T*>(dst.storage_data()) + m.offset;
+      for (size_t i = 0; i < values.size(); ++i)
+        p[i] = static_cast<T>(values[i]);
+    });
+    return;
+  }
   size_t i = 0;
   ForEachIndex(m.shape, {m.stride}, {m.offset}, [&](const int64_t* pos) {
     StoreFrom<double>(dst.storage_data(), m.dtype, pos[0], values[i++]);

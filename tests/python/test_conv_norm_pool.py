@@ -88,6 +88,7 @@ def test_batch_norm_writes_its_running_statistics_as_in_eager(daemon, make, trai
     twin.train(train)
     compiled = aot_module(bn, server=daemon)
     shape = (4, 3, 5, 5) if isinstance(bn, torch.nn.BatchNorm2d) else (6, 3)
+    versions = [(a._version, b._version) for a, b in zip(bn.buffers(), twin.buffers())]
     for step in range(2):  # The second call reads the first call's updates.
         x = torch.randn(*shape, requires_grad=True)
         y = x.detach().clone().requires_grad_()
@@ -99,8 +100,9 @@ def test_batch_norm_writes_its_running_statistics_as_in_eager(daemon, make, trai
         assert torch.allclose(x.grad, y.grad, atol=1e-5), step
         for p, q in zip(bn.parameters(), twin.parameters()):
             assert torch.allclose(p.grad, q.grad, atol=1e-5), step
-        for (name, a), b in zip(bn.named_buffers(), twin.buffers()):
+        for (name, a), b, (va, vb) in zip(bn.named_buffers(), twin.buffers(), versions):
             assert torch.allclose(a.double(), b.double(), atol=1e-6), (step, name, a, b)
+            assert a._version - va == b._version - vb, (step, name)  # As eager moves them.
 
 
 @pytest.mark.parametrize("fn", [
@@ -134,7 +136,8 @@ def test_max_pool_ties_and_nan_as_in_eager(compile_):
 def test_a_captured_batch_norm_writes_its_running_statistics(compile_):
     """Through aot_function the module is captured, not passed: its running
     statistics, which native_batch_norm writes without moving their version
-    counters, are inputs of the graph all the same."""
+    counters, are inputs of the graph all the same, written back without
+    moving them either (num_batches_tracked's add_ moves its own)."""
     import copy
     torch.manual_seed(3)
     bn = torch.nn.BatchNorm2d(4)
@@ -146,3 +149,4 @@ def test_a_captured_batch_norm_writes_its_running_statistics(compile_):
         twin(x)
         for a, b in zip(bn.buffers(), twin.buffers()):
             assert torch.allclose(a.double(), b.double(), atol=1e-6)
+            assert a._version == b._version

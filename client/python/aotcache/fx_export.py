@@ -242,15 +242,17 @@ class Exported:
     to inputs after the arguments (pass them with the arguments on every
     call: their writes are applied to them), the captured tensors baked into
     the graph as constants (stale once their _version moves), and which
-    arguments' version counters the call moves."""
+    inputs' (the arguments', then the lifted tensors') version counters the
+    call moves."""
 
     def __init__(self, graph: Dict[str, Any], lifted: List[torch.Tensor],
                  baked: List[torch.Tensor], version_moved: List[bool]):
         self.graph = graph
         self.lifted = lifted
         self.baked = baked
-        # Per argument: whether the call moves its version counter. A write
-        # through `.data` (a tensor with a counter of its own) does not.
+        # Per input (arguments, then lifted): whether the call moves its
+        # version counter. A write through `.data` (a tensor with a counter
+        # of its own) does not, nor batch norm's to its running statistics.
         self.version_moved = version_moved
 
 
@@ -327,6 +329,7 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
     lifted: List[Tuple[torch.fx.Node, torch.Tensor]] = []
     baked: List[torch.Tensor] = []
     hidden = _hidden_writes(gm)
+    lifted_version_moved: List[bool] = []
     for n in gm.graph.nodes:
         if n.op != "get_attr":
             continue
@@ -345,8 +348,12 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
                     "constant %s (a tensor captured by the function) requires grad or is "
                     "written; pass it as an argument instead" % name)
             # An input of the graph, the caller's tensor passed on every
-            # call: its gradient and its writes reach the caller's tensor.
+            # call: its gradient and its writes reach the caller's tensor
+            # (through .data when the trace wrote it without moving its
+            # version, as batch norm writes its running statistics).
             lifted.append((n, original))
+            lifted_version_moved.append(id(value) in captured.original and
+                                        captured.written(value))
             continue
         baked.append(original)
         c = value.detach().contiguous()
@@ -425,7 +432,7 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
         "nodes": nodes,
         "outputs": outputs,
     }
-    return Exported(graph, lifted_values, baked, version_moved)
+    return Exported(graph, lifted_values, baked, version_moved + lifted_version_moved)
 
 
 if __name__ == "__main__":  # tiny smoke test: python3 -m aotcache.fx_export
