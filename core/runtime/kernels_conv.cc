@@ -19,6 +19,7 @@ namespace {
 
 using Results = absl::StatusOr<std::vector<Tensor>>;
 constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+constexpr int64_t kMaxColumnElements = int64_t{1} << 31;
 
 // C (m x n) = op(A) op(B) + beta C, row-major, contiguous.
 void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
@@ -96,7 +97,16 @@ absl::StatusOr<Conv3> GeometryOf(const Tensor& input, const Tensor& weight,
       input.shape(), weight.shape(), k.arg(first).ints, k.arg(first + 1).ints,
       k.arg(first + 2).ints, k.arg(first + 3).b, k.arg(first + 5).i);
   if (!g.ok()) return g.status();
-  return Conv3(*g);
+  Conv3 conv(*g);
+  // The im2col buffer of one image, whose sizes BLAS takes as int: refused
+  // past 2^31 elements, instead of overflowing or failing to allocate.
+  int64_t cols;
+  if (__builtin_mul_overflow(conv.rows(), conv.out_area(), &cols) ||
+      cols > kMaxColumnElements) {
+    return absl::ResourceExhaustedError(
+        "convolution: the im2col buffer of one image exceeds 2^31 elements");
+  }
+  return conv;
 }
 
 Results Convolution(const KernelArgs& k) {
