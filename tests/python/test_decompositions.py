@@ -72,6 +72,15 @@ def test_masked_fill_keeps_self_dtype(compile_, dtype):
     assert got.dtype == want.dtype and torch.equal(got, want)
 
 
+def test_masked_fill_of_a_transposed_tensor_keeps_its_layout(compile_):
+    def f(x, m):
+        return x.t().masked_fill(m, 0.0)
+
+    x, m = torch.randn(3, 4), torch.tensor([True, False, True])
+    got, want = compile_(f)(x, m), f(x, m)
+    assert torch.equal(got, want) and got.stride() == want.stride()
+
+
 def test_masked_fill_with_minus_infinity_and_its_gradient(compile_):
     def f(x):
         mask = torch.ones(4, 4, dtype=torch.bool).tril()
