@@ -14,7 +14,7 @@ namespace {
 
 std::string RandomOps(const ResolvedGraph& graph) {
   for (const ResolvedNode& node : graph.nodes) {
-    if (node.op->cacheability == Cacheability::kUsesRng) {
+    if (node.op->randomness == Randomness::kRandom) {
       const v1::Node& proto = graph.proto(node);
       return absl::StrCat("node ", Quoted(proto.name()), " uses ",
                           node.op->qualified_name,

@@ -15,7 +15,7 @@ int64_t Bytes(const Meta& m) { return m.numel() * ItemSize(m.dtype); }
 
 bool SavedValues::IsCheap(int local) const {
   const GraphBuilder::Producer& p = forward_->producer(local);
-  if (p.op == nullptr || p.op->cacheability != Cacheability::kCacheable)
+  if (p.op == nullptr || p.op->randomness != Randomness::kDeterministic)
     return false;
   if (p.op->effect == OpEffect::kView || p.op->effect == OpEffect::kDetach ||
       p.op->effect == OpEffect::kUnsafeView) {

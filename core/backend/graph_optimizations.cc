@@ -23,7 +23,7 @@ bool HasSideEffects(const v1::Node& node) {
 bool IsMergeable(const v1::Node& node) {
   if (IsGetItem(node.op())) return true;
   const OpInfo* op = OpRegistry::Get().Find(node.op());
-  return op != nullptr && op->cacheability == Cacheability::kCacheable &&
+  return op != nullptr && op->randomness == Randomness::kDeterministic &&
          op->effect != OpEffect::kInPlace &&
          op->effect != OpEffect::kInPlaceMetadata;
 }

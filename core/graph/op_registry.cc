@@ -382,8 +382,8 @@ OpRegistry::OpRegistry() {
     info.qualified_name = info.schema.QualifiedName();
     info.infer = row.infer;
     info.effect = EffectOf(info.schema, row.flags);
-    info.cacheability = (row.flags & kUsesRng) ? Cacheability::kUsesRng
-                                               : Cacheability::kCacheable;
+    info.randomness = (row.flags & kUsesRng) ? Randomness::kRandom
+                                             : Randomness::kDeterministic;
     info.differentiable = !(row.flags & kNotDifferentiable);
     if (row.nondiff_arg != nullptr) {
       info.nondifferentiable_args.push_back(row.nondiff_arg);
@@ -404,7 +404,7 @@ OpRegistry::OpRegistry() {
     info.qualified_name = info.schema.QualifiedName();
     info.infer = nullptr;
     info.effect = OpEffect::kFunctional;
-    info.cacheability = Cacheability::kCacheable;
+    info.randomness = Randomness::kDeterministic;
     info.differentiable = true;
     info.decompose = d.decompose;
     Add(std::move(info));

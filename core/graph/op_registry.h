@@ -1,7 +1,7 @@
 // The ops aotcache understands: each with its ATen schema (types, defaults,
 // alias annotations), its shape inference, which arguments are
-// differentiable, what it does to memory, and whether its results may be
-// cached. Graphs using any other op are refused by validation.
+// differentiable, what it does to memory, and whether its results are
+// random. Graphs using any other op are refused by validation.
 // Thread-safety: the registry is built once, on first use, and immutable.
 #ifndef AOTCACHE_CORE_GRAPH_OP_REGISTRY_H_
 #define AOTCACHE_CORE_GRAPH_OP_REGISTRY_H_
@@ -27,15 +27,16 @@ enum class OpEffect {
   kInPlaceMetadata,  // Changes self's shape/stride/offset and returns self.
 };
 
-// Why a result cannot be reused from the cache.
-enum class Cacheability { kCacheable, kUsesRng };
+// Whether an op's results are random: drawn from the run's seed (the
+// runtime's Philox), never recomputed by the backward.
+enum class Randomness { kDeterministic, kRandom };
 
 struct OpInfo {
   OpSchema schema;
   std::string qualified_name;  // "aten.add_.Tensor"
   InferFn infer;
   OpEffect effect;
-  Cacheability cacheability;
+  Randomness randomness;
   // False for ops no gradient flows through (comparisons, factories, *_like).
   bool differentiable;
   // Tensor arguments no gradient flows into (where's condition).

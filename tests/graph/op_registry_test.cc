@@ -1,6 +1,5 @@
 // The op registry: schemas parse with their alias annotations and defaults,
-// every op the foundation issue requires is present, RNG ops are not
-// cacheable.
+// every op the foundation issue requires is present, RNG ops are random.
 #include "core/graph/op_registry.h"
 
 #include "gtest/gtest.h"
@@ -175,16 +174,15 @@ TEST(OpRegistryTest, EveryInPlaceOpHasAFunctionalCounterpartWithTheSameArgs) {
   }
 }
 
-TEST(OpRegistryTest, RngOpsAreNotCacheable) {
+TEST(OpRegistryTest, RngOpsAreRandom) {
   for (const char* name : {"aten.native_dropout.default",
                            "aten.rand_like.default", "aten.randn_like.default",
                            "aten.bernoulli.default", "aten.bernoulli_.float"}) {
-    EXPECT_EQ(OpRegistry::Get().Find(name)->cacheability,
-              Cacheability::kUsesRng)
+    EXPECT_EQ(OpRegistry::Get().Find(name)->randomness, Randomness::kRandom)
         << name;
   }
-  EXPECT_EQ(OpRegistry::Get().Find("aten.mm.default")->cacheability,
-            Cacheability::kCacheable);
+  EXPECT_EQ(OpRegistry::Get().Find("aten.mm.default")->randomness,
+            Randomness::kDeterministic);
 }
 
 TEST(OpRegistryTest, DifferentiabilityPerArgument) {
