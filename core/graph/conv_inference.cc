@@ -15,6 +15,8 @@ using infer::internal::ShapeString;
 
 namespace {
 
+constexpr int64_t kMaxWindowArg = int64_t{1} << 20;
+
 // A per-dim list given once for all dims ([1]) or once per dim.
 absl::StatusOr<std::vector<int64_t>> PerDim(const std::vector<int64_t>& v,
                                             size_t dims, const char* what,
@@ -26,9 +28,11 @@ absl::StatusOr<std::vector<int64_t>> PerDim(const std::vector<int64_t>& v,
   std::vector<int64_t> out(dims, v[0]);
   if (v.size() == dims) out = v;
   for (int64_t x : out) {
-    if (x < least) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " ", ShapeString(v), " must be >= ", least));
+    // The bound keeps the geometry's products far from overflow.
+    if (x < least || x > kMaxWindowArg) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", ShapeString(v),
+                                                     " must be in [", least,
+                                                     ", ", kMaxWindowArg, "]"));
     }
   }
   return out;

@@ -98,7 +98,7 @@ absl::StatusOr<std::vector<int>> Chunk(Decomposer& d) {
                             WrapDim("dim", d.arg(2).i, self.dim()));
   int64_t chunks = d.arg(1).i, length = self.shape[dim];
   if (chunks <= 0) return ArgError("chunks", "must be positive");
-  int64_t size = (length + chunks - 1) / chunks;
+  int64_t size = length / chunks + (length % chunks != 0);  // No overflow.
   std::vector<int64_t> sizes;
   for (int64_t at = 0; at < length; at += size) {
     sizes.push_back(std::min(size, length - at));

@@ -14,6 +14,8 @@ using infer::internal::ShapeString;
 
 namespace {
 
+constexpr int64_t kMaxWindowArg = int64_t{1} << 20;
+
 absl::Status Pair(const std::vector<int64_t>& v, const char* what,
                   int64_t least, int64_t out[2]) {
   if (v.size() != 1 && v.size() != 2) {
@@ -22,9 +24,13 @@ absl::Status Pair(const std::vector<int64_t>& v, const char* what,
   }
   out[0] = v[0];
   out[1] = v.back();
-  if (out[0] < least || out[1] < least) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(what, " ", ShapeString(v), " must be >= ", least));
+  // The bound keeps the geometry's products far from overflow.
+  for (int d = 0; d < 2; ++d) {
+    if (out[d] < least || out[d] > kMaxWindowArg) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", ShapeString(v),
+                                                     " must be in [", least,
+                                                     ", ", kMaxWindowArg, "]"));
+    }
   }
   return absl::OkStatus();
 }

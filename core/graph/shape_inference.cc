@@ -277,6 +277,12 @@ absl::StatusOr<Metas> Arange(const InferContext& ctx) {
   if (dtype == v1::DTYPE_BOOL) {
     return ArgError(ctx, dtype_arg, "arange cannot make bool");
   }
+  constexpr double kIntegralBound = 0x1p62;  // Integral values stay exact.
+  if (IsIntegral(dtype) &&
+      (std::fabs(lo) > kIntegralBound || std::fabs(hi) > kIntegralBound)) {
+    return ArgError(ctx, has_start ? 1 : 0,
+                    "bounds past 2^62 for an integral arange");
+  }
   return One(ContiguousMeta({static_cast<int64_t>(size)}, dtype));
 }
 

@@ -142,6 +142,38 @@ const MalformedCase kCases[] = {
      [](v1::Graph& g) { AddNode(g, "lower", "aten.tril.default", {"sum"}); },
      absl::StatusCode::kInvalidArgument, "node 'lower'",
      "needs at least 2 dimensions"},
+    {"ConvolutionDilationPastTheBound",
+     [](v1::Graph& g) {
+       v1::Input* img = g.add_inputs();
+       img->set_name("img");
+       for (int64_t s : {1, 1, 4, 4}) img->mutable_meta()->add_shape(s);
+       img->mutable_meta()->set_dtype(v1::DTYPE_FLOAT32);
+       img->mutable_meta()->set_is_leaf(true);
+       v1::Input* k = g.add_inputs();
+       k->set_name("k");
+       for (int64_t s : {1, 1, 2, 2}) k->mutable_meta()->add_shape(s);
+       k->mutable_meta()->set_dtype(v1::DTYPE_FLOAT32);
+       k->mutable_meta()->set_is_leaf(true);
+       v1::Node* n =
+           AddNode(g, "conv", "aten.convolution.default", {"img", "k"});
+       n->add_args()->set_none(true);
+       for (int64_t dilation : {int64_t{1}, int64_t{0}, int64_t{1} << 62}) {
+         n->add_args()->mutable_ints()->add_values(dilation);
+       }
+       n->add_args()->set_bool_(false);
+       n->add_args()->mutable_ints()->add_values(0);
+       n->add_args()->set_int_(1);
+     },
+     absl::StatusCode::kInvalidArgument, "node 'conv'",
+     "dilation [4611686018427387904] must be in [1, 1048576]"},
+    {"IntegralArangePastTheBound",
+     [](v1::Graph& g) {
+       v1::Node* n = AddNode(g, "r", "aten.arange.start", {});
+       n->add_args()->set_float_(1e19);
+       n->add_args()->set_float_(1e19);
+       (*n->mutable_kwargs())["dtype"].set_dtype(v1::DTYPE_INT64);
+     },
+     absl::StatusCode::kInvalidArgument, "node 'r'", "past 2^62"},
     {"SplitPastTheNodeLimit",
      [](v1::Graph& g) {
        v1::Node* n = AddNode(g, "parts", "aten.split.Tensor", {"mm"});
