@@ -21,7 +21,6 @@ class Workload(NamedTuple):
     inputs: tuple          # the batch the module takes
     target: torch.Tensor   # what the loss compares against
     loss: Callable         # loss(output, target) -> scalar
-    has_dropout: bool
 
 
 class MlpClassifier(nn.Module):
@@ -131,34 +130,34 @@ def _lm_loss(out, target):
 
 def mlp(dropout=0.1):
     return Workload(MlpClassifier(dropout), (torch.randn(8, 32),),
-                    torch.randint(0, 10, (8,)), _classify, dropout > 0)
+                    torch.randint(0, 10, (8,)), _classify)
 
 
 def cnn(dropout=0.0):
     return Workload(SmallCnn(), (torch.randn(4, 3, 16, 16),), torch.randint(0, 10, (4,)),
-                    _classify, False)
+                    _classify)
 
 
 def resnet18(dropout=0.0):
     import torchvision
     return Workload(torchvision.models.resnet18(num_classes=10), (torch.randn(4, 3, 64, 64),),
-                    torch.randint(0, 10, (4,)), _classify, False)
+                    torch.randint(0, 10, (4,)), _classify)
 
 
 def gpt(dropout=0.1):
     idx = torch.randint(0, 64, (2, 16))
     return Workload(GptDecoder(dropout=dropout), (idx,), torch.randint(0, 64, (2, 16)),
-                    _lm_loss, dropout > 0)
+                    _lm_loss)
 
 
 def encoder(dropout=0.0):
     return Workload(Encoder(dropout), (torch.randn(2, 8, 32),), torch.randint(0, 5, (2,)),
-                    _classify, dropout > 0)
+                    _classify)
 
 
 def lstm(dropout=0.0):
     return Workload(LstmTagger(), (torch.randn(3, 7, 16),), torch.randint(0, 5, (3,)),
-                    _classify, False)
+                    _classify)
 
 
 # Each builder takes the dropout probability (ignored by models without).
@@ -173,9 +172,6 @@ ZOO: Dict[str, Callable[..., Workload]] = {
 
 
 # -- training through the cache, against eager --------------------------------
-
-FORMS = ("module", "function")  # aot_module (loss outside), aot_function (loss inside)
-
 
 def _grads(module):
     return [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p)
@@ -278,8 +274,9 @@ def evaluate(name, server=None, seed=0, batches=3):
 
 
 if __name__ == "__main__":
-    # One run in its own process: zoo.py NAME FORM [SERVER], FORM one of
-    # FORMS (training) or "eval"; prints JSON.
+    # One run in its own process: zoo.py NAME FORM [SERVER], FORM "module"
+    # (aot_module, loss outside), "function" (aot_function, loss inside) or
+    # "eval"; prints JSON.
     import json
     import sys
     server = sys.argv[3] if len(sys.argv) > 3 else None
