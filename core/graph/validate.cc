@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "core/graph/bind_arguments.h"
 #include "core/graph/decompositions.h"
+#include "core/graph/unsupported_ops.h"
 #include "core/status_macros.h"
 
 namespace aotcache {
@@ -99,7 +100,7 @@ class Resolver {
     AOTCACHE_RETURN_IF_ERROR(AddInputs());
     AOTCACHE_RETURN_IF_ERROR(AddConstants());
     AOTCACHE_RETURN_IF_ERROR(IndexNodeNames());
-    AOTCACHE_RETURN_IF_ERROR(CheckOpsSupported());
+    AOTCACHE_RETURN_IF_ERROR(CheckOpsSupported(graph_));
     for (int i = 0; i < graph_.nodes_size(); ++i) {
       AOTCACHE_RETURN_IF_ERROR(AddNode(i));
     }
@@ -235,51 +236,6 @@ class Resolver {
       }
     }
     return absl::OkStatus();
-  }
-
-  // Every op the registry lacks, in one error: a user porting a model meets
-  // them all at once, not one per attempt. One op names its node; several
-  // are listed by first appearance with their counts and first node.
-  absl::Status CheckOpsSupported() {
-    constexpr int kMaxListed = 32;  // Bounds the message, not the check.
-    struct Missing {
-      int first_node;
-      int count;
-    };
-    std::vector<std::string> order;
-    absl::flat_hash_map<std::string, Missing> missing;
-    for (int i = 0; i < graph_.nodes_size(); ++i) {
-      const std::string& op = graph_.nodes(i).op();
-      if (IsGetItem(op) || OpRegistry::Get().Find(op) != nullptr) continue;
-      auto [it, added] = missing.try_emplace(op, Missing{i, 0});
-      ++it->second.count;
-      if (added) order.push_back(op);
-    }
-    if (order.empty()) return absl::OkStatus();
-    if (order.size() == 1 && missing[order[0]].count == 1) {
-      int node = missing[order[0]].first_node;
-      return Invalid(NodeWhere(graph_, node),
-                     absl::StrCat("unsupported op ", Quoted(order[0])));
-    }
-    std::vector<std::string> listed;
-    for (size_t k = 0; k < order.size() && k < kMaxListed; ++k) {
-      const Missing& m = missing[order[k]];
-      std::string first = Quoted(graph_.nodes(m.first_node).name());
-      listed.push_back(
-          m.count == 1 ? absl::StrCat(Quoted(order[k]), " (node ", first, ")")
-                       : absl::StrCat(Quoted(order[k]), " (", m.count,
-                                      " nodes, first ", first, ")"));
-    }
-    if (order.size() > kMaxListed) {
-      listed.push_back(
-          absl::StrCat("and ", order.size() - kMaxListed, " more"));
-    }
-    return Invalid(
-        "nodes",
-        absl::StrCat(order.size() == 1
-                         ? std::string("unsupported op ")
-                         : absl::StrCat(order.size(), " unsupported ops: "),
-                     absl::StrJoin(listed, ", ")));
   }
 
   // Resolves a reference to an input, a constant or an earlier node.
