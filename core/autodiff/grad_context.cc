@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/factory_inference.h"
 #include "core/status_macros.h"
 
 namespace aotcache {

@@ -24,6 +24,10 @@ absl::StatusOr<int64_t> WrapDim(const InferContext& ctx, int arg, int64_t dim,
 absl::Status CheckSizes(const InferContext& ctx, int arg,
                         const std::vector<int64_t>& sizes);
 Meta ContiguousLike(const Meta& in);
+// A ScalarType? argument's dtype, or `fallback` when it is None.
+inline DType OptionalDType(const BoundArg& a, DType fallback) {
+  return a.kind == BoundArg::Kind::kDType ? a.dtype : fallback;
+}
 // InvalidArgument unless argument `arg` (of dtype `dtype`) is floating.
 absl::Status RequireFloat(const InferContext& ctx, int arg, DType dtype);
 // InvalidArgument unless tensor argument `arg` has `rank` dims.

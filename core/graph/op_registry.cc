@@ -5,6 +5,7 @@
 
 #include "absl/algorithm/container.h"
 #include "core/graph/conv_inference.h"
+#include "core/graph/factory_inference.h"
 #include "core/graph/indexing_inference.h"
 #include "core/graph/loss_inference.h"
 #include "core/graph/norm_inference.h"

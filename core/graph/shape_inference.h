@@ -55,11 +55,6 @@ absl::StatusOr<std::vector<Meta>> SameAsSelf(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Fresh(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Clone(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Like(const InferContext& ctx);
-absl::StatusOr<std::vector<Meta>> Factory(const InferContext& ctx);
-absl::StatusOr<std::vector<Meta>> Full(const InferContext& ctx);
-// arange, arange.start, arange.start_step: int64 when every bound is an
-// int, else float32, unless dtype says.
-absl::StatusOr<std::vector<Meta>> Arange(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> ToCopy(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> SumAll(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> SumDim(const InferContext& ctx);
