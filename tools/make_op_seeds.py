@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Writes tests/fuzz/seeds/graph/*.json: small graphs traced with make_fx
 that use the op families the model zoo brought (losses, convolution, batch
-norm, pooling, indexing, the decomposed ops, random ops), so that the graph
+norm, pooling, indexing, the decomposed ops, selecting reductions,
+random ops), so that the graph
 fuzzer starts from them and scripts/test replays them. Byte-identical when
 nothing changed.
 
@@ -38,6 +39,15 @@ def attention(x, e):
     return torch.stack(list(att.softmax(-1).unbind(1)), 0).sum() * torch.arange(1, 3).sum()
 
 
+def selecting(x, i, t):
+    v, j = x.clamp(-1, 1).max(1)
+    y = torch.gather(x, 1, i).sum() + x.index_select(0, i[:, 0]).sum() + v.sum()
+    y = y + x.scatter_add(1, i, x[:, :2]).index_add(0, i[:, 0], x, alpha=2).argmax().float() + j.sum()
+    var, mean = torch.var_mean(x, 1)
+    return y + F.binary_cross_entropy_with_logits(x, t, pos_weight=torch.ones(4)) + \
+        torch.baddbmm(x[None], x[None, :, :3], x[None, :3]).sum() + var.sum() + mean.sum()
+
+
 def dropout(x):
     return F.dropout(x, 0.25, training=True).sum()
 
@@ -49,6 +59,9 @@ CASES = {
                                      torch.zeros(4), torch.ones(4))),
     "attention_decomposed": (attention, lambda: (torch.randn(1, 4, 4).requires_grad_(),
                                                  torch.randn(3, 4).requires_grad_())),
+    "selecting_and_indexing": (selecting, lambda: (torch.randn(3, 4).requires_grad_(),
+                                                   torch.tensor([[0, 1], [2, 3], [1, 1]]),
+                                                   torch.rand(3, 4))),
     "dropout": (dropout, lambda: (torch.randn(8).requires_grad_(),)),
 }
 

@@ -235,6 +235,19 @@ void Amax(C& c) {
   c.SetGrad(0, c.Op("aten.mul.Tensor", {T(share), T(mask)}));
 }
 
+// max(self): grad spread evenly over the elements equal to the result, or
+// over the NaNs when it is NaN (evenly_distribute_backward).
+void MaxAll(C& c) {
+  int x = c.Input(0), y = c.Result();
+  int mask = c.Op("aten.eq.Tensor", {T(x), T(y)});
+  int nan = c.Op("aten.ne.Tensor", {T(x), T(x)});
+  int y_nan = c.Op("aten.ne.Tensor", {T(y), T(y)});
+  mask = c.Op("aten.where.self", {T(y_nan), T(nan), T(mask)});
+  int count = c.Op("aten.sum.default", {T(mask), NoneArg()});
+  int share = c.Op("aten.div.Tensor", {T(*c.grad()), T(count)});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(mask), T(share)}));
+}
+
 void Softmax(C& c) {
   c.SetGrad(0, c.Op("aten._softmax_backward_data.default",
                     {T(*c.grad()), T(c.Result()), IntArg(c.arg(1).i),
@@ -435,6 +448,7 @@ const DerivativeRules& Rules() {
         {"aten.mean.dim", MeanDim},
         {"aten.var.correction", VarCorrection},
         {"aten.amax.default", Amax},
+        {"aten.max.default", MaxAll},
         {"aten._softmax.default", Softmax},
         {"aten._log_softmax.default", LogSoftmax},
         {"aten.native_layer_norm.default", LayerNorm},

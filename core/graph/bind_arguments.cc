@@ -121,6 +121,9 @@ absl::StatusOr<BoundArg> BindArgument(const ArgSchema& s, const v1::Argument& a,
       }
       ok = b.kind == Kind::kFloat;
       break;
+    case ArgType::kOptionalScalar:
+      optional = true;
+      [[fallthrough]];
     case ArgType::kScalar:
       ok = b.is_number();
       break;

@@ -15,7 +15,7 @@ absl::StatusOr<int> Decomposer::EmitOne(absl::string_view op,
   return results[0];
 }
 
-namespace {
+namespace decompositions_internal {
 
 absl::Status ArgError(absl::string_view name, absl::string_view detail) {
   return absl::InvalidArgumentError(
@@ -33,6 +33,13 @@ absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
   }
   return dim < 0 ? dim + r : dim;
 }
+
+}  // namespace decompositions_internal
+
+namespace {
+
+using decompositions_internal::ArgError;
+using decompositions_internal::WrapDim;
 
 // Slices of `self` along `dim` with the given sizes, in order.
 absl::StatusOr<std::vector<int>> Slices(Decomposer& d, int64_t dim,
@@ -290,9 +297,7 @@ absl::StatusOr<std::vector<int>> NativeBatchNorm(Decomposer& d) {
   return results;
 }
 
-}  // namespace
-
-const std::vector<Decomposition>& Decompositions() {
+const std::vector<Decomposition>& CoreDecompositions() {
   static const auto* table = new std::vector<Decomposition>{
       {"split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]",
        Split},
@@ -323,6 +328,19 @@ const std::vector<Decomposition>& Decompositions() {
        "momentum, float eps) -> (Tensor, Tensor, Tensor)",
        NativeBatchNorm},
   };
+  return *table;
+}
+
+}  // namespace
+
+const std::vector<Decomposition>& Decompositions() {
+  static const auto* table = [] {
+    auto* all = new std::vector<Decomposition>(CoreDecompositions());
+    const std::vector<Decomposition>& math =
+        decompositions_internal::MathDecompositions();
+    all->insert(all->end(), math.begin(), math.end());
+    return all;
+  }();
   return *table;
 }
 

@@ -3,7 +3,9 @@
 // become slices and selects (views of self, as in torch), stack becomes
 // unsqueezes and a cat; masked_fill, tril and triu become a where, silu
 // x * sigmoid(x), native_batch_norm the batch norm and its running
-// statistics' updates. Everything downstream (the
+// statistics' updates; math_decompositions.cc holds clamps, reductions that
+// select (max.dim becomes argmax and gather), baddbmm and
+// binary_cross_entropy_with_logits. Everything downstream (the
 // analysis, autodiff, the backends, the key) sees only the rewritten graph,
 // so these ops need no kernels or derivative rules of their own.
 // Thread-safety: the table is immutable; a Decomposer is used by one thread.
@@ -51,7 +53,20 @@ struct Decomposition {
   DecomposeFn decompose;
 };
 
+// Every decomposition: those of decompositions.cc and of
+// math_decompositions.cc.
 const std::vector<Decomposition>& Decompositions();
+
+namespace decompositions_internal {
+// InvalidArgument naming argument `name`.
+absl::Status ArgError(absl::string_view name, absl::string_view detail);
+// `dim` wrapped into [0, rank) (a 0-d tensor has one dim here).
+absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
+                                int64_t rank);
+// clamp, clamp_min, clamp_max, full_like, scalar_tensor, max and min (all, dim,
+// other), var_mean, baddbmm, binary_cross_entropy_with_logits.
+const std::vector<Decomposition>& MathDecompositions();
+}  // namespace decompositions_internal
 
 }  // namespace aotcache
 

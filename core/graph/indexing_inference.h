@@ -1,5 +1,6 @@
 // Shape and dtype inference for the indexing family: embedding and its
-// dense backward.
+// dense backward, gather and scatter_add, index_select and index_add, and
+// the ops that produce indices (argmax, argmin).
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_GRAPH_INDEXING_INFERENCE_H_
 #define AOTCACHE_CORE_GRAPH_INDEXING_INFERENCE_H_
@@ -17,6 +18,18 @@ absl::StatusOr<std::vector<Meta>> Embedding(const InferContext& ctx);
 // gradient, (num_weights, D).
 absl::StatusOr<std::vector<Meta>> EmbeddingDenseBackward(
     const InferContext& ctx);
+
+// argmax(self, dim?, keepdim) and argmin: int64, self reduced over dim (or
+// over every dim when dim is None).
+absl::StatusOr<std::vector<Meta>> ArgReduce(const InferContext& ctx);
+// gather(self, dim, index, sparse_grad): index's shape, self's dtype.
+absl::StatusOr<std::vector<Meta>> Gather(const InferContext& ctx);
+// scatter_add(self, dim, index, src): self's shape and dtype.
+absl::StatusOr<std::vector<Meta>> ScatterAdd(const InferContext& ctx);
+// index_select(self, dim, index): self with dim resized to index's length.
+absl::StatusOr<std::vector<Meta>> IndexSelect(const InferContext& ctx);
+// index_add(self, dim, index, source, alpha): self's shape and dtype.
+absl::StatusOr<std::vector<Meta>> IndexAdd(const InferContext& ctx);
 
 }  // namespace aotcache::infer
 

@@ -156,6 +156,7 @@ const Row kRows[] = {
      infer::VarCorrection},
     {"amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
      infer::Amax},
+    {"max(Tensor self) -> Tensor", infer::MaxAll},
     {"_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
      infer::Softmax},
     {"_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
@@ -194,6 +195,20 @@ const Row kRows[] = {
     {"embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool "
      "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
      infer::Embedding, kNone, "", "indices"},
+    {"gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) "
+     "-> Tensor",
+     infer::Gather, kNone, "", "index"},
+    {"scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
+     infer::ScatterAdd, kNone, "", "index"},
+    {"index_select(Tensor self, int dim, Tensor index) -> Tensor",
+     infer::IndexSelect, kNone, "", "index"},
+    {"index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar "
+     "alpha=1) -> Tensor",
+     infer::IndexAdd, kNone, "", "index"},
+    {"argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+     infer::ArgReduce, kNotDifferentiable},
+    {"argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor",
+     infer::ArgReduce, kNotDifferentiable},
     // Losses (loss_inference.h).
     {"nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int "
      "reduction, SymInt ignore_index) -> (Tensor, Tensor)",

@@ -38,6 +38,7 @@ constexpr TypeName kTypeNames[] = {
     {"float", ArgType::kFloat},
     {"float?", ArgType::kOptionalFloat},
     {"Scalar", ArgType::kScalar},
+    {"Scalar?", ArgType::kOptionalScalar},
     {"bool", ArgType::kBool},
     {"bool?", ArgType::kOptionalBool},
     {"str", ArgType::kString},

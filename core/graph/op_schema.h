@@ -27,6 +27,7 @@ enum class ArgType {
   kFloat,
   kOptionalFloat,
   kScalar,
+  kOptionalScalar,
   kBool,
   kOptionalBool,
   kString,

@@ -258,6 +258,12 @@ absl::StatusOr<Metas> MeanAll(const InferContext& ctx) {
   return One(ContiguousMeta({}, dtype));
 }
 
+absl::StatusOr<Metas> MaxAll(const InferContext& ctx) {
+  if (ctx.tensor(0).numel() == 0) return ArgError(ctx, 0, "an empty tensor");
+  if (ctx.tensor(0).dtype == v1::DTYPE_BOOL) return ArgError(ctx, 0, "bool");
+  return One(ContiguousMeta({}, ctx.tensor(0).dtype));
+}
+
 absl::StatusOr<Metas> MeanDim(const InferContext& ctx) {
   const Meta& self = ctx.tensor(0);
   DType dtype = OptionalDType(ctx.arg(3), self.dtype);

@@ -59,6 +59,8 @@ absl::StatusOr<std::vector<Meta>> ToCopy(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> SumAll(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> SumDim(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> MeanAll(const InferContext& ctx);
+// max(self): the largest element (NaN if any is), 0-d.
+absl::StatusOr<std::vector<Meta>> MaxAll(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> MeanDim(const InferContext& ctx);
 // var.correction(self, dim?, *, correction?, keepdim).
 absl::StatusOr<std::vector<Meta>> VarCorrection(const InferContext& ctx);

@@ -1,6 +1,8 @@
-// Kernels of the indexing family: embedding and embedding_dense_backward.
-// An index out of range is an error, never a read or write past the weight.
+// Kernels of the indexing family: embedding and embedding_dense_backward,
+// gather and scatter_add, index_select and index_add, argmax and argmin.
+// An index out of range is an error, never a read or write past a tensor.
 #include <algorithm>
+#include <cmath>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -73,6 +75,180 @@ Results EmbeddingDenseBackward(const KernelArgs& k) {
   return std::vector<Tensor>{out};
 }
 
+// An index element as a position in [0, size), or InvalidArgument.
+absl::StatusOr<int64_t> Checked(absl::string_view op, double index,
+                                int64_t size) {
+  if (!(index >= 0 && index < static_cast<double>(size))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": index ", index, " is out of range for a dim of size ", size));
+  }
+  return static_cast<int64_t>(index);
+}
+
+// A tensor's sizes as gather and scatter see them: a 0-d tensor as [1].
+std::vector<int64_t> AtLeast1d(const Tensor& t) {
+  return t.shape().empty() ? std::vector<int64_t>{1} : t.shape();
+}
+
+int64_t WrapDim(int64_t dim, int64_t rank) {
+  return dim < 0 ? dim + std::max<int64_t>(rank, 1) : dim;
+}
+
+// For gather (scatter = false) and scatter_add: calls f(at, target) for
+// every element of index, `at` its row-major position in index (and in
+// src), `target` the row-major position in self it names.
+template <typename F>
+absl::Status ForEachScatterPosition(absl::string_view op, const Tensor& self,
+                                    int64_t dim, const Tensor& index, F f) {
+  std::vector<int64_t> self_shape = AtLeast1d(self);
+  std::vector<int64_t> index_shape = AtLeast1d(index);
+  std::vector<int64_t> self_strides = ContiguousStrides(self_shape);
+  int64_t dim_stride = self_strides[dim];
+  self_strides[dim] = 0;
+  std::vector<double> where = index.ToDoubles();
+  absl::Status status;
+  int64_t at = 0;
+  ForEachIndex(index_shape, {self_strides}, {0}, [&](const int64_t* base) {
+    if (!status.ok()) return;
+    absl::StatusOr<int64_t> i = Checked(op, where[at], self_shape[dim]);
+    if (!i.ok()) {
+      status = i.status();
+      return;
+    }
+    f(at++, base[0] + *i * dim_stride);
+  });
+  return status;
+}
+
+Results Gather(const KernelArgs& k) {
+  const Tensor& self = k.tensor(0);
+  std::vector<double> x = self.ToDoubles();
+  std::vector<double> out(k.result_meta(0).numel());
+  absl::Status status = ForEachScatterPosition(
+      "gather", self, WrapDim(k.arg(1).i, self.shape().size()), k.tensor(2),
+      [&](int64_t at, int64_t target) { out[at] = x[target]; });
+  if (!status.ok()) return status;
+  Tensor result = k.NewResult(0);
+  StoreDoubles(out, result);
+  return std::vector<Tensor>{result};
+}
+
+// Adds src's elements at index's positions into a copy of self.
+Results ScatterAdd(const KernelArgs& k) {
+  const Tensor& self = k.tensor(0);
+  std::vector<double> out = self.ToDoubles();
+  std::vector<double> src = k.tensor(3).ToDoubles();
+  std::vector<int64_t> src_strides = ContiguousStrides(AtLeast1d(k.tensor(3)));
+  std::vector<int64_t> index_shape = AtLeast1d(k.tensor(2));
+  // index may be smaller than src: src's position of each index element.
+  std::vector<int64_t> src_at;
+  ForEachIndex(index_shape, {src_strides}, {0},
+               [&](const int64_t* p) { src_at.push_back(p[0]); });
+  absl::Status status = ForEachScatterPosition(
+      "scatter_add", self, WrapDim(k.arg(1).i, self.shape().size()),
+      k.tensor(2),
+      [&](int64_t at, int64_t target) { out[target] += src[src_at[at]]; });
+  if (!status.ok()) return status;
+  Tensor result = k.NewResult(0);
+  StoreDoubles(out, result);
+  return std::vector<Tensor>{result};
+}
+
+// self viewed as [outer, size, inner] around `dim`.
+struct AroundDim {
+  int64_t outer = 1, size = 1, inner = 1;
+  AroundDim(const std::vector<int64_t>& shape, int64_t dim) {
+    for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {
+      (d < dim ? outer : d == dim ? size : inner) *= shape[d];
+    }
+  }
+};
+
+absl::StatusOr<std::vector<int64_t>> IndexVector(absl::string_view op,
+                                                 const Tensor& index,
+                                                 int64_t size) {
+  std::vector<int64_t> out;
+  for (double v : index.ToDoubles()) {
+    absl::StatusOr<int64_t> i = Checked(op, v, size);
+    if (!i.ok()) return i.status();
+    out.push_back(*i);
+  }
+  return out;
+}
+
+Results IndexSelect(const KernelArgs& k) {
+  const Tensor& self = k.tensor(0);
+  int64_t dim = WrapDim(k.arg(1).i, self.shape().size());
+  AroundDim in(self.shape(), dim);
+  absl::StatusOr<std::vector<int64_t>> index =
+      IndexVector("index_select", k.tensor(2), in.size);
+  if (!index.ok()) return index.status();
+  std::vector<double> x = self.ToDoubles();
+  int64_t n = static_cast<int64_t>(index->size());
+  std::vector<double> out(in.outer * n * in.inner);
+  for (int64_t o = 0; o < in.outer; ++o) {
+    for (int64_t j = 0; j < n; ++j) {
+      std::copy_n(&x[(o * in.size + (*index)[j]) * in.inner], in.inner,
+                  &out[(o * n + j) * in.inner]);
+    }
+  }
+  Tensor result = k.NewResult(0);
+  StoreDoubles(out, result);
+  return std::vector<Tensor>{result};
+}
+
+// self + alpha * source, source's slice j added at self's slice index[j].
+Results IndexAdd(const KernelArgs& k) {
+  const Tensor& self = k.tensor(0);
+  int64_t dim = WrapDim(k.arg(1).i, self.shape().size());
+  AroundDim in(self.shape(), dim);
+  absl::StatusOr<std::vector<int64_t>> index =
+      IndexVector("index_add", k.tensor(2), in.size);
+  if (!index.ok()) return index.status();
+  std::vector<double> out = self.ToDoubles(), source = k.tensor(3).ToDoubles();
+  double alpha = k.number(4);
+  int64_t n = static_cast<int64_t>(index->size());
+  for (int64_t o = 0; o < in.outer; ++o) {
+    for (int64_t j = 0; j < n; ++j) {
+      double* to = &out[(o * in.size + (*index)[j]) * in.inner];
+      const double* from = &source[(o * n + j) * in.inner];
+      for (int64_t i = 0; i < in.inner; ++i) to[i] += alpha * from[i];
+    }
+  }
+  Tensor result = k.NewResult(0);
+  StoreDoubles(out, result);
+  return std::vector<Tensor>{result};
+}
+
+// argmax (max = true) or argmin over one dim or all: the first index of the
+// extreme, a NaN counting as the extreme (as torch's kernels).
+Results ArgReduce(const KernelArgs& k, bool max) {
+  const Tensor& self = k.tensor(0);
+  std::vector<double> x = self.ToDoubles();
+  AroundDim in =
+      k.arg(1).is_none()
+          ? AroundDim({self.numel()}, 0)
+          : AroundDim(self.shape(), WrapDim(k.arg(1).i, self.shape().size()));
+  std::vector<double> out(in.outer * in.inner);
+  for (int64_t o = 0; o < in.outer; ++o) {
+    for (int64_t i = 0; i < in.inner; ++i) {
+      const double* row = &x[o * in.size * in.inner + i];
+      int64_t best = 0;
+      for (int64_t j = 1; j < in.size && !std::isnan(row[best * in.inner]);
+           ++j) {
+        double v = row[j * in.inner], b = row[best * in.inner];
+        if (std::isnan(v) || (max ? v > b : v < b)) best = j;
+      }
+      out[o * in.inner + i] = static_cast<double>(best);
+    }
+  }
+  Tensor result = k.NewResult(0);
+  StoreDoubles(out, result);
+  return std::vector<Tensor>{result};
+}
+Results ArgMax(const KernelArgs& k) { return ArgReduce(k, true); }
+Results ArgMin(const KernelArgs& k) { return ArgReduce(k, false); }
+
 }  // namespace
 
 namespace kernels {
@@ -81,6 +257,12 @@ const std::vector<Entry>& IndexingKernels() {
   static const auto* table = new std::vector<Entry>{
       {"aten.embedding.default", Embedding},
       {"aten.embedding_dense_backward.default", EmbeddingDenseBackward},
+      {"aten.gather.default", Gather},
+      {"aten.scatter_add.default", ScatterAdd},
+      {"aten.index_select.default", IndexSelect},
+      {"aten.index_add.default", IndexAdd},
+      {"aten.argmax.default", ArgMax},
+      {"aten.argmin.default", ArgMin},
   };
   return *table;
 }

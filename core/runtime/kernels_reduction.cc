@@ -117,6 +117,7 @@ Results MeanDim(const KernelArgs& k) {
 Results VarCorrection(const KernelArgs& k) {
   return Reduce(k, OptionalDims(k.arg(1)), ReduceKind::kVar);
 }
+Results MaxAll(const KernelArgs& k) { return Reduce(k, {}, ReduceKind::kMax); }
 Results Amax(const KernelArgs& k) {
   return Reduce(k, k.arg(1).ints, ReduceKind::kMax);
 }
@@ -265,6 +266,7 @@ const std::vector<Entry>& ReductionKernels() {
       {"aten.mean.dim", MeanDim},
       {"aten.var.correction", VarCorrection},
       {"aten.amax.default", Amax},
+      {"aten.max.default", MaxAll},
       {"aten._softmax.default", SoftmaxKernel},
       {"aten._log_softmax.default", LogSoftmaxKernel},
       {"aten.native_layer_norm.default", LayerNorm},
