@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/backend/native/conv_kernels.h"
 #include "core/backend/native/kernel_patterns.h"
 #include "core/backend/native/kernel_source.h"
 
@@ -227,6 +228,11 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
       single(n, &FusedGroup::concat, node.args[0].values);
     } else if (ScatterOf(g, node).has_value()) {
       single(n, &FusedGroup::scatter, {tensor(node, 0), tensor(node, 1)});
+    } else if (std::optional<ConvShape> conv = ConvOf(g, node)) {
+      // Forward: x, weight, bias?; backward: the gradient, x, weight.
+      std::vector<int> inputs = {tensor(node, 0), tensor(node, 1)};
+      if (conv->backward || conv->bias) inputs.push_back(tensor(node, 2));
+      single(n, &FusedGroup::conv, std::move(inputs));
     } else {
       const bool forward = LayerNormOf(g, node).has_value();
       if (!forward && !LayerNormBackwardOf(g, node).has_value()) continue;
@@ -393,6 +399,8 @@ std::string GenerateKernels(const ResolvedGraph& g,
       // A result the mask leaves out is computed all the same if read.
       for (int r = 0; r < 3; ++r) s.mask[r] |= read[first.results[r]];
       own = LayerNormBackwardSource(s);
+    } else if (group.conv) {
+      own = ConvSource(*ConvOf(g, first));
     } else if (group.matmul) {
       own =
           absl::StrCat("  (void)n;\n  C* out = static_cast<C*>(outputs[0]);\n",

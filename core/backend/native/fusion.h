@@ -13,7 +13,8 @@
 // same operations in the same types), in a loop the compiler vectorizes.
 // Matrix products (mm, addmm, bmm) become calls to OpenBLAS's
 // cblas_sgemm/dgemm (link -lopenblas); softmax, log_softmax and layer norm
-// have kernels of their own.
+// have kernels of their own, as have convolutions and their backward
+// (im2col and GEMM, conv_kernels.h).
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
@@ -54,12 +55,14 @@ struct FusedGroup {
   bool concat = false;
   // One dot of two vectors, read through their strides.
   bool dot = false;
+  // One convolution or convolution_backward (conv_kernels.h).
+  bool conv = false;
 
   // Generated for its operands' layouts, not elementwise over contiguous
   // operands of its output's size.
   bool any_layout() const {
     return matmul || reduction || strided || softmax || layer_norm ||
-           layer_norm_backward || scatter || mse_loss || concat || dot;
+           layer_norm_backward || scatter || mse_loss || concat || dot || conv;
   }
 };
 

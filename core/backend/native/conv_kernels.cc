@@ -1,0 +1,265 @@
+#include "core/backend/native/conv_kernels.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/conv_inference.h"
+
+namespace aotcache {
+namespace {
+
+bool Plain(const Meta& m, DType dtype) {
+  return m.dtype == dtype && m.IsContiguous() && m.offset == 0;
+}
+
+const Meta& TensorMeta(const ResolvedGraph& g, const ResolvedNode& node,
+                       int k) {
+  return g.values[node.args[k].values[0]].meta;
+}
+
+// The geometry of arguments x (index `x`), weight and the stride,
+// padding, dilation, transposed, groups that follow `first`.
+bool Geometry(const ResolvedGraph& g, const ResolvedNode& node, int x,
+              int first, ConvShape* s) {
+  for (int k : {x, x + 1}) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return false;
+  }
+  const Meta& input = TensorMeta(g, node, x);
+  const Meta& weight = TensorMeta(g, node, x + 1);
+  if (!IsFloating(input.dtype) || !Plain(input, input.dtype) ||
+      !Plain(weight, input.dtype) || node.args[first + 3].b) {
+    return false;
+  }
+  absl::StatusOr<ConvGeometry> geo =
+      ConvGeometryOf(input.shape, weight.shape, node.args[first].ints,
+                     node.args[first + 1].ints, node.args[first + 2].ints,
+                     false, node.args[first + 5].i);
+  if (!geo.ok() || geo->in_size.size() > 3) return false;
+  s->f64 = input.dtype == v1::DTYPE_FLOAT64;
+  s->batch = geo->batch;
+  s->channels = geo->in_channels;
+  s->out_channels = geo->out_channels;
+  s->groups = geo->groups;
+  size_t lead = 3 - geo->in_size.size();
+  for (size_t d = lead; d < 3; ++d) {
+    s->in[d] = geo->in_size[d - lead];
+    s->kernel[d] = geo->kernel[d - lead];
+    s->out[d] = geo->out_size[d - lead];
+    s->stride[d] = geo->stride[d - lead];
+    s->pad[d] = geo->padding[d - lead];
+    s->dilation[d] = geo->dilation[d - lead];
+  }
+  return s->batch > 0 && s->channels > 0 && s->out_channels > 0;
+}
+
+struct Sizes {
+  int64_t cg, og, rows, area, in_area;
+  bool direct;  // 1x1, stride 1, no padding: the image is its own im2col.
+  explicit Sizes(const ConvShape& s)
+      : cg(s.channels / s.groups),
+        og(s.out_channels / s.groups),
+        rows(cg * s.kernel[0] * s.kernel[1] * s.kernel[2]),
+        area(s.out[0] * s.out[1] * s.out[2]),
+        in_area(s.in[0] * s.in[1] * s.in[2]),
+        direct(true) {
+    for (int d = 0; d < 3; ++d) {
+      direct &= s.kernel[d] == 1 && s.stride[d] == 1 && s.pad[d] == 0;
+    }
+  }
+};
+
+// Loops over every (row, output position) of one group's im2col matrix
+// `cols` [rows, area] and the image element it reads; `body` runs with
+// `c` (the column entry's index) and `i` (the image's), only where the
+// window lies inside the image (padding reads nothing).
+std::string ImageLoops(const ConvShape& s, const Sizes& z,
+                       const std::string& body) {
+  std::string out = absl::StrCat(
+      "    for (int64_t ch = 0; ch < ", z.cg, "; ++ch)\n",
+      "    for (int64_t ka = 0; ka < ", s.kernel[0], "; ++ka)\n",
+      "    for (int64_t kb = 0; kb < ", s.kernel[1], "; ++kb)\n",
+      "    for (int64_t ke = 0; ke < ", s.kernel[2], "; ++ke) {\n",
+      "      const int64_t row = ((ch * ", s.kernel[0], " + ka) * ",
+      s.kernel[1], " + kb) * ", s.kernel[2], " + ke;\n");
+  // One loop per spatial dim: output position o?, image position i?.
+  const char* dims[] = {"a", "b", "e"};
+  std::string indent = "      ";
+  for (int d = 0; d < 3; ++d) {
+    const char* x = dims[d];
+    absl::StrAppend(&out, indent, "for (int64_t o", x, " = 0; o", x, " < ",
+                    s.out[d], "; ++o", x, ") {\n", indent, "  const int64_t i",
+                    x, " = o", x, " * ", s.stride[d], " - ", s.pad[d], " + k",
+                    x, " * ", s.dilation[d], ";\n", indent, "  if (i", x,
+                    " < 0 || i", x, " >= ", s.in[d], ") continue;\n");
+    indent += "  ";
+  }
+  absl::StrAppend(&out, indent, "const int64_t c = row * ", z.area, " + (oa * ",
+                  s.out[1], " + ob) * ", s.out[2], " + oe;\n", indent,
+                  "const int64_t i = ((ch * ", s.in[0], " + ia) * ", s.in[1],
+                  " + ib) * ", s.in[2], " + ie;\n", indent, body, "\n");
+  for (int d = 2; d >= 0; --d) {
+    indent.resize(indent.size() - 2);
+    absl::StrAppend(&out, indent, "}\n");
+  }
+  return absl::StrCat(out, "    }\n");
+}
+
+// cblas_?gemm, row-major.
+std::string Gemm(const ConvShape& s, bool trans_a, bool trans_b, int64_t m,
+                 int64_t n, int64_t k, const std::string& a, int64_t lda,
+                 const std::string& b, int64_t ldb, const std::string& beta,
+                 const std::string& c, int64_t ldc) {
+  return absl::StrCat("    ", s.f64 ? "cblas_dgemm" : "cblas_sgemm", "(101, ",
+                      trans_a ? 112 : 111, ", ", trans_b ? 112 : 111, ", ", m,
+                      ", ", n, ", ", k, ", 1.0, ", a, ", ", lda, ", ", b, ", ",
+                      ldb, ", ", beta, ", ", c, ", ", ldc, ");\n");
+}
+
+// The thread's im2col buffer of one group's matrix (no header needed).
+std::string Scratch(const Sizes& z) {
+  return absl::StrCat("  struct Scratch {\n    C* p = new C[", z.rows * z.area,
+                      "];\n    ~Scratch() { delete[] p; }\n  };\n",
+                      "  static thread_local Scratch scratch;\n",
+                      "  C* __restrict cols = scratch.p;\n");
+}
+
+// `count` elements from `at` set to `value`.
+std::string Fill(const std::string& at, int64_t count,
+                 const std::string& value) {
+  return absl::StrCat("    for (int64_t f = 0; f < ", count, "; ++f) (", at,
+                      ")[f] = ", value, ";\n");
+}
+
+std::string ForwardSource(const ConvShape& s, const Sizes& z) {
+  std::string out = absl::StrCat(
+      "  (void)n;\n  const C* x = static_cast<const C*>(inputs[0]);\n",
+      "  const C* w = static_cast<const C*>(inputs[1]);\n",
+      s.bias ? "  const C* bias = static_cast<const C*>(inputs[2]);\n" : "",
+      "  C* y = static_cast<C*>(outputs[0]);\n", z.direct ? "" : Scratch(z),
+      "  for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
+      "  for (int64_t grp = 0; grp < ", s.groups, "; ++grp) {\n",
+      "    const C* image = x + (b * ", s.channels, " + grp * ", z.cg, ") * ",
+      z.in_area, ";\n", "    C* out = y + (b * ", s.out_channels, " + grp * ",
+      z.og, ") * ", z.area, ";\n");
+  if (!z.direct) {
+    absl::StrAppend(&out, Fill("cols", z.rows * z.area, "C(0)"),
+                    ImageLoops(s, z, "cols[c] = image[i];"));
+  }
+  if (s.bias) {
+    absl::StrAppend(&out, "    for (int64_t o = 0; o < ", z.og, "; ++o)\n",
+                    Fill(absl::StrCat("out + o * ", z.area), z.area,
+                         absl::StrCat("bias[grp * ", z.og, " + o]")));
+  }
+  absl::StrAppend(&out,
+                  Gemm(s, false, false, z.og, z.area, z.rows,
+                       absl::StrCat("w + grp * ", z.og * z.rows), z.rows,
+                       z.direct ? "image" : "cols", z.area,
+                       s.bias ? "1.0" : "0.0", "out", z.area),
+                  "  }\n");
+  return out;
+}
+
+std::string BackwardSource(const ConvShape& s, const Sizes& z) {
+  std::string out = absl::StrCat(
+      "  (void)n;\n  const C* gy = static_cast<const C*>(inputs[0]);\n",
+      "  const C* x = static_cast<const C*>(inputs[1]);\n",
+      "  const C* w = static_cast<const C*>(inputs[2]);\n",
+      "  C* gx = static_cast<C*>(outputs[0]);\n",
+      "  C* gw = static_cast<C*>(outputs[1]);\n",
+      "  C* gb = static_cast<C*>(outputs[2]);\n",
+      "  (void)gx; (void)gw; (void)gb; (void)x; (void)w;\n",
+      z.direct ? "" : Scratch(z));
+  // A gradient the mask leaves out is zeros, as the runtime's kernel's.
+  const char* names[] = {"gx", "gw", "gb"};
+  const int64_t sizes[] = {s.batch * s.channels * z.in_area,
+                           s.out_channels * z.rows, s.out_channels};
+  for (int r = 0; r < 3; ++r) {
+    if (!s.mask[r]) absl::StrAppend(&out, Fill(names[r], sizes[r], "C(0)"));
+  }
+  if (s.mask[2]) {  // In double, as the runtime's kernel.
+    absl::StrAppend(&out, "  for (int64_t o = 0; o < ", s.out_channels,
+                    "; ++o) {\n", "    double sum = 0;\n",
+                    "    for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
+                    "      for (int64_t i = 0; i < ", z.area, "; ++i)\n",
+                    "        sum += static_cast<double>(gy[(b * ",
+                    s.out_channels, " + o) * ", z.area, " + i]);\n",
+                    "    gb[o] = static_cast<C>(sum);\n", "  }\n");
+  }
+  if (!s.mask[0] && !s.mask[1]) return out;
+  absl::StrAppend(&out, "  for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
+                  "  for (int64_t grp = 0; grp < ", s.groups, "; ++grp) {\n",
+                  "    const int64_t image_at = (b * ", s.channels, " + grp * ",
+                  z.cg, ") * ", z.in_area, ";\n",
+                  "    const C* dy = gy + (b * ", s.out_channels, " + grp * ",
+                  z.og, ") * ", z.area, ";\n");
+  if (s.mask[1]) {  // gw += dy [og, area] @ cols^T [area, rows]
+    if (!z.direct) {
+      absl::StrAppend(&out, Fill("cols", z.rows * z.area, "C(0)"),
+                      "    {\n    const C* image = x + image_at;\n",
+                      ImageLoops(s, z, "cols[c] = image[i];"), "    }\n");
+    }
+    absl::StrAppend(
+        &out,
+        Gemm(s, false, true, z.og, z.rows, z.area, "dy", z.area,
+             z.direct ? "x + image_at" : "cols", z.area, "b == 0 ? 0.0 : 1.0",
+             absl::StrCat("gw + grp * ", z.og * z.rows), z.rows));
+  }
+  if (s.mask[0]) {  // cols = w^T [rows, og] @ dy [og, area]; col2im
+    std::string w = absl::StrCat("w + grp * ", z.og * z.rows);
+    if (z.direct) {
+      absl::StrAppend(
+          &out, Gemm(s, true, false, z.rows, z.area, z.og, w, z.rows, "dy",
+                     z.area, "0.0", "gx + image_at", z.area));
+    } else {
+      absl::StrAppend(&out,
+                      Gemm(s, true, false, z.rows, z.area, z.og, w, z.rows,
+                           "dy", z.area, "0.0", "cols", z.area),
+                      "    {\n    C* image = gx + image_at;\n",
+                      Fill("image", z.cg * z.in_area, "C(0)"),
+                      ImageLoops(s, z, "image[i] += cols[c];"), "    }\n");
+    }
+  }
+  absl::StrAppend(&out, "  }\n");
+  return out;
+}
+
+}  // namespace
+
+std::optional<ConvShape> ConvOf(const ResolvedGraph& g,
+                                const ResolvedNode& node) {
+  const std::string& op = node.op->qualified_name;
+  ConvShape s;
+  if (op == "aten.convolution.default") {
+    if (!Geometry(g, node, 0, 3, &s)) return std::nullopt;
+    const DType dtype = TensorMeta(g, node, 0).dtype;
+    if (node.args[2].kind == BoundArg::Kind::kTensor) {
+      if (!Plain(TensorMeta(g, node, 2), dtype)) return std::nullopt;
+      s.bias = true;
+    } else if (!node.args[2].is_none()) {
+      return std::nullopt;
+    }
+    if (!Plain(g.values[node.results[0]].meta, dtype)) return std::nullopt;
+    return s;
+  }
+  if (op == "aten.convolution_backward.default") {
+    if (!Geometry(g, node, 1, 4, &s) ||
+        node.args[0].kind != BoundArg::Kind::kTensor ||
+        node.args[10].ints.size() != 3) {
+      return std::nullopt;
+    }
+    s.backward = true;
+    const DType dtype = TensorMeta(g, node, 1).dtype;
+    if (!Plain(TensorMeta(g, node, 0), dtype)) return std::nullopt;
+    for (int r = 0; r < 3; ++r) {
+      s.mask[r] = node.args[10].ints[r] != 0;
+      if (!Plain(g.values[node.results[r]].meta, dtype)) return std::nullopt;
+    }
+    return s;
+  }
+  return std::nullopt;
+}
+
+std::string ConvSource(const ConvShape& s) {
+  Sizes z(s);
+  return s.backward ? BackwardSource(s, z) : ForwardSource(s, z);
+}
+
+}  // namespace aotcache
