@@ -108,6 +108,11 @@ def aot_function(fn: Callable, *, server: Optional[str] = None,
       generator each call) or "eager" (a function with random ops runs
       eagerly: torch's own random stream, bit for bit).
     """
+    _check_options(backend, fallback, rng)
+    return AotFunction(fn, server, fallback, rng)
+
+
+def _check_options(backend: Optional[str], fallback: Optional[str], rng: str) -> None:
     if backend is not None:
         raise ValueError("backend: the daemon chooses (aotcached --backend); pass None, "
                          "not %r" % (backend,))
@@ -115,7 +120,6 @@ def aot_function(fn: Callable, *, server: Optional[str] = None,
         raise ValueError("fallback must be None or 'eager', not %r" % (fallback,))
     if rng not in ("philox", "eager"):
         raise ValueError("rng must be 'philox' or 'eager', not %r" % (rng,))
-    return AotFunction(fn, server, fallback, rng)
 
 
 class _Compiled:
@@ -137,9 +141,13 @@ class AotFunction:
     """The callable aot_function returns."""
 
     def __init__(self, fn: Callable, server: Optional[str], fallback: Optional[str],
-                 rng: str = "philox"):
+                 rng: str = "philox", watch_captures: bool = True):
         functools.update_wrapper(self, fn)
         self._fn = fn
+        # Whether each call's signature holds the identity of every tensor fn
+        # captures (a captured tensor replaced retraces). aot_module passes
+        # its parameters and buffers as arguments instead.
+        self._watch_captures = watch_captures
         self._server = server
         self._fallback = fallback
         self._rng = rng
@@ -200,8 +208,9 @@ class AotFunction:
             else:
                 raise TypeError("aot_function takes tensors and numbers, not %s"
                                 % type(a).__name__)
-        for t in fx_export.captured_tensors(self._fn):
-            parts.append((id(t), t.requires_grad))
+        if self._watch_captures:
+            for t in fx_export.captured_tensors(self._fn):
+                parts.append((id(t), t.requires_grad))
         return tuple(parts)
 
     def _compile(self, args) -> _Compiled:
@@ -249,23 +258,36 @@ def aot_module(module: torch.nn.Module, **kwargs) -> torch.nn.Module:
 
 
 class _AotModule(torch.nn.Module):
-    def __init__(self, module: torch.nn.Module, **kwargs):
+    def __init__(self, module: torch.nn.Module, server: Optional[str] = None,
+                 backend: Optional[str] = None, fallback: Optional[str] = None,
+                 rng: str = "philox"):
         super().__init__()
+        _check_options(backend, fallback, rng)
         self.orig_module = module
         names = [n for n, _ in module.named_parameters()] + \
                 [n for n, _ in module.named_buffers()]
-        self._names = names
+        # Per name, the (module._parameters or _buffers, key) holding it: a
+        # walk of the module tree at each call cost more than the call.
+        self._places = []
+        for name in names:
+            prefix, _, key = name.rpartition(".")
+            owner = module.get_submodule(prefix)
+            table = owner._parameters if key in owner._parameters else owner._buffers
+            self._places.append((table, key))
 
         def call(*flat):
             state = dict(zip(names, flat[:len(names)]))
             return torch_version.functional_call(module, state, tuple(flat[len(names):]))
 
         call.__name__ = type(module).__name__
-        self._compiled = aot_function(call, **kwargs)
+        # The module's tensors are arguments of every call, so that a
+        # parameter replaced needs no new trace: call's captures (those same
+        # tensors) need no watching.
+        self._compiled = AotFunction(call, server, fallback, rng, watch_captures=False)
 
     def forward(self, *args):
-        state = [t for _, t in self.orig_module.named_parameters()] + \
-                [t for _, t in self.orig_module.named_buffers()]
+        # Read from the tables at each call: a replaced parameter is seen.
+        state = [table[key] for table, key in self._places]
         return self._compiled(*state, *args)
 
     def cache_info(self) -> List[Dict[str, Any]]:
