@@ -52,13 +52,15 @@ bool Geometry(const ResolvedGraph& g, const ResolvedNode& node, int x,
 
 struct Sizes {
   int64_t cg, og, rows, area, in_area;
-  bool direct;  // 1x1, stride 1, no padding: the image is its own im2col.
+  int64_t columns;  // Of the im2col matrix: every image's output positions.
+  bool direct;      // 1x1, stride 1, no padding: im2col is a copy.
   explicit Sizes(const ConvShape& s)
       : cg(s.channels / s.groups),
         og(s.out_channels / s.groups),
         rows(cg * s.kernel[0] * s.kernel[1] * s.kernel[2]),
         area(s.out[0] * s.out[1] * s.out[2]),
         in_area(s.in[0] * s.in[1] * s.in[2]),
+        columns(s.batch * area),
         direct(true) {
     for (int d = 0; d < 3; ++d) {
       direct &= s.kernel[d] == 1 && s.stride[d] == 1 && s.pad[d] == 0;
@@ -66,19 +68,32 @@ struct Sizes {
   }
 };
 
-// Loops over every (row, output position) of one group's im2col matrix
-// `cols` [rows, area] and the image element it reads; `body` runs with
-// `c` (the column entry's index) and `i` (the image's), only where the
-// window lies inside the image (padding reads nothing).
+// Loops over one group's im2col matrix `cols` [rows, columns], image b's
+// columns from b * area, and the image elements they read, for every
+// image b; `body` runs with `c` (the column entry's index) and `i` (the
+// image element's, within `image`, group grp of image b), only where the
+// window lies inside the image (padding reads nothing). `image_base` is
+// the group's image of image b.
 std::string ImageLoops(const ConvShape& s, const Sizes& z,
-                       const std::string& body) {
-  std::string out = absl::StrCat(
-      "    for (int64_t ch = 0; ch < ", z.cg, "; ++ch)\n",
-      "    for (int64_t ka = 0; ka < ", s.kernel[0], "; ++ka)\n",
-      "    for (int64_t kb = 0; kb < ", s.kernel[1], "; ++kb)\n",
-      "    for (int64_t ke = 0; ke < ", s.kernel[2], "; ++ke) {\n",
-      "      const int64_t row = ((ch * ", s.kernel[0], " + ka) * ",
-      s.kernel[1], " + kb) * ", s.kernel[2], " + ke;\n");
+                       const std::string& image_base, const std::string& body) {
+  std::string out =
+      absl::StrCat("    for (int64_t b = 0; b < ", s.batch, "; ++b) {\n",
+                   "    auto* image = ", image_base, ";\n",
+                   "    const int64_t base = b * ", z.area, ";\n");
+  if (z.direct) {
+    return absl::StrCat(out, "    for (int64_t ch = 0; ch < ", z.cg,
+                        "; ++ch)\n", "      for (int64_t p = 0; p < ", z.area,
+                        "; ++p) {\n", "        const int64_t c = ch * ",
+                        z.columns, " + base + p;\n",
+                        "        const int64_t i = ch * ", z.area,
+                        " + p;\n        ", body, "\n      }\n    }\n");
+  }
+  absl::StrAppend(&out, "    for (int64_t ch = 0; ch < ", z.cg, "; ++ch)\n",
+                  "    for (int64_t ka = 0; ka < ", s.kernel[0], "; ++ka)\n",
+                  "    for (int64_t kb = 0; kb < ", s.kernel[1], "; ++kb)\n",
+                  "    for (int64_t ke = 0; ke < ", s.kernel[2], "; ++ke) {\n",
+                  "      const int64_t row = ((ch * ", s.kernel[0], " + ka) * ",
+                  s.kernel[1], " + kb) * ", s.kernel[2], " + ke;\n");
   // One loop per spatial dim: output position o?, image position i?.
   const char* dims[] = {"a", "b", "e"};
   std::string indent = "      ";
@@ -91,34 +106,40 @@ std::string ImageLoops(const ConvShape& s, const Sizes& z,
                     " < 0 || i", x, " >= ", s.in[d], ") continue;\n");
     indent += "  ";
   }
-  absl::StrAppend(&out, indent, "const int64_t c = row * ", z.area, " + (oa * ",
-                  s.out[1], " + ob) * ", s.out[2], " + oe;\n", indent,
-                  "const int64_t i = ((ch * ", s.in[0], " + ia) * ", s.in[1],
-                  " + ib) * ", s.in[2], " + ie;\n", indent, body, "\n");
+  absl::StrAppend(&out, indent, "const int64_t c = row * ", z.columns,
+                  " + base + (oa * ", s.out[1], " + ob) * ", s.out[2],
+                  " + oe;\n", indent, "const int64_t i = ((ch * ", s.in[0],
+                  " + ia) * ", s.in[1], " + ib) * ", s.in[2], " + ie;\n",
+                  indent, body, "\n");
   for (int d = 2; d >= 0; --d) {
     indent.resize(indent.size() - 2);
     absl::StrAppend(&out, indent, "}\n");
   }
-  return absl::StrCat(out, "    }\n");
+  return absl::StrCat(out, "    }\n    }\n");
 }
 
 // cblas_?gemm, row-major.
 std::string Gemm(const ConvShape& s, bool trans_a, bool trans_b, int64_t m,
                  int64_t n, int64_t k, const std::string& a, int64_t lda,
-                 const std::string& b, int64_t ldb, const std::string& beta,
-                 const std::string& c, int64_t ldc) {
+                 const std::string& b, int64_t ldb, const std::string& c,
+                 int64_t ldc) {
   return absl::StrCat("    ", s.f64 ? "cblas_dgemm" : "cblas_sgemm", "(101, ",
                       trans_a ? 112 : 111, ", ", trans_b ? 112 : 111, ", ", m,
                       ", ", n, ", ", k, ", 1.0, ", a, ", ", lda, ", ", b, ", ",
-                      ldb, ", ", beta, ", ", c, ", ", ldc, ");\n");
+                      ldb, ", 0.0, ", c, ", ", ldc, ");\n");
 }
 
-// The thread's im2col buffer of one group's matrix (no header needed).
+// The thread's buffers of one group: the im2col matrix `cols` [rows,
+// columns] and `outs` [og, columns], the group's output (or its gradient)
+// with every image's positions side by side (no header needed).
 std::string Scratch(const Sizes& z) {
-  return absl::StrCat("  struct Scratch {\n    C* p = new C[", z.rows * z.area,
-                      "];\n    ~Scratch() { delete[] p; }\n  };\n",
-                      "  static thread_local Scratch scratch;\n",
-                      "  C* __restrict cols = scratch.p;\n");
+  return absl::StrCat(
+      "  struct Scratch {\n    C* cols = new C[", z.rows * z.columns,
+      "];\n    C* outs = new C[", z.og * z.columns, "];\n",
+      "    ~Scratch() { delete[] cols; delete[] outs; }\n  };\n",
+      "  static thread_local Scratch scratch;\n",
+      "  C* __restrict cols = scratch.cols;\n",
+      "  C* __restrict outs = scratch.outs;\n");
 }
 
 // `count` elements from `at` set to `value`.
@@ -128,35 +149,53 @@ std::string Fill(const std::string& at, int64_t count,
                       ")[f] = ", value, ";\n");
 }
 
+// Loops over the group's output positions of every image: `body` with
+// `at`, the position in y (or its gradient), and `col` in outs.
+std::string OutputLoops(const ConvShape& s, const Sizes& z,
+                        const std::string& body) {
+  return absl::StrCat("    for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
+                      "    for (int64_t o = 0; o < ", z.og, "; ++o)\n",
+                      "    for (int64_t p = 0; p < ", z.area, "; ++p) {\n",
+                      "      const int64_t at = (b * ", s.out_channels,
+                      " + grp * ", z.og, " + o) * ", z.area, " + p;\n",
+                      "      const int64_t col = o * ", z.columns, " + b * ",
+                      z.area, " + p;\n      ", body, "\n    }\n");
+}
+
+// The group's image of image b, in tensor `t`.
+std::string GroupImage(const std::string& t, const ConvShape& s,
+                       const Sizes& z) {
+  return absl::StrCat(t, " + (b * ", s.channels, " + grp * ", z.cg, ") * ",
+                      z.in_area);
+}
+
+// Per group: im2col of every image, one GEMM, then the outputs (and bias)
+// put in place.
 std::string ForwardSource(const ConvShape& s, const Sizes& z) {
   std::string out = absl::StrCat(
       "  (void)n;\n  const C* x = static_cast<const C*>(inputs[0]);\n",
       "  const C* w = static_cast<const C*>(inputs[1]);\n",
       s.bias ? "  const C* bias = static_cast<const C*>(inputs[2]);\n" : "",
-      "  C* y = static_cast<C*>(outputs[0]);\n", z.direct ? "" : Scratch(z),
-      "  for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
-      "  for (int64_t grp = 0; grp < ", s.groups, "; ++grp) {\n",
-      "    const C* image = x + (b * ", s.channels, " + grp * ", z.cg, ") * ",
-      z.in_area, ";\n", "    C* out = y + (b * ", s.out_channels, " + grp * ",
-      z.og, ") * ", z.area, ";\n");
-  if (!z.direct) {
-    absl::StrAppend(&out, Fill("cols", z.rows * z.area, "C(0)"),
-                    ImageLoops(s, z, "cols[c] = image[i];"));
-  }
-  if (s.bias) {
-    absl::StrAppend(&out, "    for (int64_t o = 0; o < ", z.og, "; ++o)\n",
-                    Fill(absl::StrCat("out + o * ", z.area), z.area,
-                         absl::StrCat("bias[grp * ", z.og, " + o]")));
-  }
-  absl::StrAppend(&out,
-                  Gemm(s, false, false, z.og, z.area, z.rows,
-                       absl::StrCat("w + grp * ", z.og * z.rows), z.rows,
-                       z.direct ? "image" : "cols", z.area,
-                       s.bias ? "1.0" : "0.0", "out", z.area),
-                  "  }\n");
+      "  C* y = static_cast<C*>(outputs[0]);\n", Scratch(z),
+      "  for (int64_t grp = 0; grp < ", s.groups, "; ++grp) {\n");
+  if (!z.direct)
+    absl::StrAppend(&out, Fill("cols", z.rows * z.columns, "C(0)"));
+  absl::StrAppend(
+      &out, ImageLoops(s, z, GroupImage("x", s, z), "cols[c] = image[i];"),
+      Gemm(s, false, false, z.og, z.columns, z.rows,
+           absl::StrCat("w + grp * ", z.og * z.rows), z.rows, "cols", z.columns,
+           "outs", z.columns),
+      OutputLoops(s, z,
+                  s.bias ? absl::StrCat("y[at] = outs[col] + bias[grp * ", z.og,
+                                        " + o];")
+                         : "y[at] = outs[col];"),
+      "  }\n");
   return out;
 }
 
+// Per group: the output's gradient gathered into outs, then one GEMM for the
+// weight's gradient (with the im2col of every image) and one for the
+// input's (then col2im into each image).
 std::string BackwardSource(const ConvShape& s, const Sizes& z) {
   std::string out = absl::StrCat(
       "  (void)n;\n  const C* gy = static_cast<const C*>(inputs[0]);\n",
@@ -165,8 +204,7 @@ std::string BackwardSource(const ConvShape& s, const Sizes& z) {
       "  C* gx = static_cast<C*>(outputs[0]);\n",
       "  C* gw = static_cast<C*>(outputs[1]);\n",
       "  C* gb = static_cast<C*>(outputs[2]);\n",
-      "  (void)gx; (void)gw; (void)gb; (void)x; (void)w;\n",
-      z.direct ? "" : Scratch(z));
+      "  (void)gx; (void)gw; (void)gb; (void)x; (void)w;\n", Scratch(z));
   // A gradient the mask leaves out is zeros, as the runtime's kernel's.
   const char* names[] = {"gx", "gw", "gb"};
   const int64_t sizes[] = {s.batch * s.channels * z.in_area,
@@ -184,38 +222,26 @@ std::string BackwardSource(const ConvShape& s, const Sizes& z) {
                     "    gb[o] = static_cast<C>(sum);\n", "  }\n");
   }
   if (!s.mask[0] && !s.mask[1]) return out;
-  absl::StrAppend(&out, "  for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
-                  "  for (int64_t grp = 0; grp < ", s.groups, "; ++grp) {\n",
-                  "    const int64_t image_at = (b * ", s.channels, " + grp * ",
-                  z.cg, ") * ", z.in_area, ";\n",
-                  "    const C* dy = gy + (b * ", s.out_channels, " + grp * ",
-                  z.og, ") * ", z.area, ";\n");
-  if (s.mask[1]) {  // gw += dy [og, area] @ cols^T [area, rows]
+  const std::string weights = absl::StrCat("w + grp * ", z.og * z.rows);
+  absl::StrAppend(&out, "  for (int64_t grp = 0; grp < ", s.groups,
+                  "; ++grp) {\n", OutputLoops(s, z, "outs[col] = gy[at];"));
+  if (s.mask[1]) {  // gw = outs [og, columns] @ cols^T [columns, rows]
     if (!z.direct) {
-      absl::StrAppend(&out, Fill("cols", z.rows * z.area, "C(0)"),
-                      "    {\n    const C* image = x + image_at;\n",
-                      ImageLoops(s, z, "cols[c] = image[i];"), "    }\n");
+      absl::StrAppend(&out, Fill("cols", z.rows * z.columns, "C(0)"));
     }
     absl::StrAppend(
-        &out,
-        Gemm(s, false, true, z.og, z.rows, z.area, "dy", z.area,
-             z.direct ? "x + image_at" : "cols", z.area, "b == 0 ? 0.0 : 1.0",
-             absl::StrCat("gw + grp * ", z.og * z.rows), z.rows));
+        &out, ImageLoops(s, z, GroupImage("x", s, z), "cols[c] = image[i];"),
+        Gemm(s, false, true, z.og, z.rows, z.columns, "outs", z.columns, "cols",
+             z.columns, absl::StrCat("gw + grp * ", z.og * z.rows), z.rows));
   }
-  if (s.mask[0]) {  // cols = w^T [rows, og] @ dy [og, area]; col2im
-    std::string w = absl::StrCat("w + grp * ", z.og * z.rows);
-    if (z.direct) {
-      absl::StrAppend(
-          &out, Gemm(s, true, false, z.rows, z.area, z.og, w, z.rows, "dy",
-                     z.area, "0.0", "gx + image_at", z.area));
-    } else {
-      absl::StrAppend(&out,
-                      Gemm(s, true, false, z.rows, z.area, z.og, w, z.rows,
-                           "dy", z.area, "0.0", "cols", z.area),
-                      "    {\n    C* image = gx + image_at;\n",
-                      Fill("image", z.cg * z.in_area, "C(0)"),
-                      ImageLoops(s, z, "image[i] += cols[c];"), "    }\n");
-    }
+  if (s.mask[0]) {  // cols = w^T [rows, og] @ outs [og, columns]; col2im
+    absl::StrAppend(
+        &out,
+        Gemm(s, true, false, z.rows, z.columns, z.og, weights, z.rows, "outs",
+             z.columns, "cols", z.columns),
+        "    for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
+        Fill(GroupImage("gx", s, z), z.cg * z.in_area, "C(0)"),
+        ImageLoops(s, z, GroupImage("gx", s, z), "image[i] += cols[c];"));
   }
   absl::StrAppend(&out, "  }\n");
   return out;
