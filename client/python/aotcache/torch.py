@@ -32,6 +32,7 @@ import functools
 import json
 import os
 import threading
+import time
 import warnings
 from typing import Any, Callable, Dict, List, Optional
 
@@ -126,12 +127,14 @@ class _Compiled:
     """What one signature compiled to."""
 
     def __init__(self, entry: Optional[CompiledEntry], native, out_spec, baked,
-                 eager_reason: str = ""):
+                 eager_reason: str = "", trace_ms: float = 0.0, compile_ms: float = 0.0):
         self.entry = entry          # None: run fn eagerly
         self.native = native        # None when the compile itself failed
         self.out_spec = out_spec
         self.baked = [(t, t._version) for t in baked]
         self.eager_reason = eager_reason
+        self.trace_ms = trace_ms        # make_fx and the export
+        self.compile_ms = compile_ms    # the request (a hit or a compile) and loading
 
     def stale(self) -> bool:
         return any(t._version != v for t, v in self.baked)
@@ -176,7 +179,9 @@ class AotFunction:
         """One dict per compiled signature, in the order they compiled: key,
         mode ("inference"/"training"), status ("hit"/"miss"/"bypass"),
         backward ("none"/"pending"/"ready"), source ("server"/"in_process"),
-        and why it runs eagerly, if it does ("eager")."""
+        why it runs eagerly, if it does ("eager"), and what its first call
+        spent tracing (make_fx and the export, "trace_ms") and on the
+        request and loading the artifacts ("compile_ms")."""
         rows = []
         with self._lock:
             compiled = [self._compiled[s] for s in self._order]
@@ -190,6 +195,8 @@ class AotFunction:
                 "source": n.source if n is not None else "",
                 "fallback_reason": n.fallback_reason if n is not None else "",
                 "eager": c.eager_reason,
+                "trace_ms": c.trace_ms,
+                "compile_ms": c.compile_ms,
             })
         return rows
 
@@ -224,9 +231,11 @@ class AotFunction:
             return flat
 
         tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        start = time.perf_counter()
         try:
             with torch.random.fork_rng(devices=[]):
                 exported = fx_export.export_function(traced, tensors, captures=self._fn)
+            traced_at = time.perf_counter()
             uses_rng = fx_export.uses_random_ops(exported.graph)
             if uses_rng and self._rng == "eager":
                 return _Compiled(None, None, out_spec[0], exported.baked,
@@ -234,6 +243,8 @@ class AotFunction:
                                               "random stream")
             native = _client(self._server).compile(json.dumps(exported.graph))
             _warn_if_in_process(native)
+            timings = dict(trace_ms=(traced_at - start) * 1e3,
+                           compile_ms=(time.perf_counter() - traced_at) * 1e3)
         except (fx_export.ExportError, _NativeError) as e:
             message = str(e)
             if self._fallback != "eager":
@@ -245,9 +256,9 @@ class AotFunction:
             return _Compiled(None, None, None, [], eager_reason=message)
         if native.status == "bypass":
             return _Compiled(None, native, out_spec[0], exported.baked,
-                             eager_reason=native.bypass_reason)
+                             eager_reason=native.bypass_reason, **timings)
         entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng)
-        return _Compiled(entry, native, out_spec[0], exported.baked)
+        return _Compiled(entry, native, out_spec[0], exported.baked, **timings)
 
 
 def aot_module(module: torch.nn.Module, **kwargs) -> torch.nn.Module:
