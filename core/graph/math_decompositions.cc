@@ -25,12 +25,8 @@ Results Clamp(Decomposer& d, const BoundArg& lo, const BoundArg& hi) {
   if (lo.is_none() && hi.is_none()) {
     return ArgError("min", "one of min and max must not be None");
   }
-  for (const BoundArg* bound : {&lo, &hi}) {
-    if (bound->is_none()) continue;
-    if (!bound->is_number()) {
-      return ArgError("min", "tensor bounds are not supported");
-    }
-    if (std::isnan(bound->AsDouble())) {
+  for (const BoundArg* bound : {&lo, &hi}) {  // Numbers, by the schema.
+    if (!bound->is_none() && std::isnan(bound->AsDouble())) {
       return ArgError(bound == &lo ? "min" : "max", "a NaN bound");
     }
   }

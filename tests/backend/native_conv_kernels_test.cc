@@ -88,5 +88,21 @@ TEST(NativeConvTest, TheBackwardComputesTheGradientsAskedForOrRead) {
   ExpectBackwardMatches(v1::DTYPE_FLOAT64, "cblas_dgemm");
 }
 
+// A convolution whose im2col buffer would pass 2^28 elements is left to the
+// runtime's kernel (which works one image at a time): nothing is allocated
+// or handed to BLAS past its int sizes.
+TEST(NativeConvTest, AConvolutionTooLargeForOneBufferRunsOnTheRuntime) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [64, 64, 256, 256], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "w", "meta": {"shape": [8, 64, 3, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "big", "op": "aten.convolution.default", "args": [{"node": "x"}, {"node": "w"}, {"none": true}, {"ints": {"values": [1, 1]}}, {"ints": {"values": [1, 1]}}, {"ints": {"values": [1, 1]}}, {"bool": false}, {"ints": {"values": [0, 0]}}, {"int": 1}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["big"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 0);
+}
+
 }  // namespace
 }  // namespace aotcache

@@ -6,6 +6,8 @@
 namespace aotcache {
 namespace {
 
+constexpr int64_t kMaxBuffer = int64_t{1} << 28;
+
 bool Plain(const Meta& m, DType dtype) {
   return m.dtype == dtype && m.IsContiguous() && m.offset == 0;
 }
@@ -47,7 +49,21 @@ bool Geometry(const ResolvedGraph& g, const ResolvedNode& node, int x,
     s->pad[d] = geo->padding[d - lead];
     s->dilation[d] = geo->dilation[d - lead];
   }
-  return s->batch > 0 && s->channels > 0 && s->out_channels > 0;
+  if (s->batch <= 0 || s->channels <= 0 || s->out_channels <= 0) return false;
+  // The buffers of one group, [rows, columns] and [og, columns], whose
+  // sizes BLAS takes as int: past kMaxBuffer elements the runtime's kernel
+  // (one image at a time, with a bound of its own) runs the node instead.
+  int64_t rows = s->channels / s->groups, columns = s->batch;
+  for (int d = 0; d < 3; ++d) {
+    if (__builtin_mul_overflow(rows, s->kernel[d], &rows) ||
+        __builtin_mul_overflow(columns, s->out[d], &columns)) {
+      return false;
+    }
+  }
+  int64_t cols, outs;
+  return !__builtin_mul_overflow(rows, columns, &cols) && cols <= kMaxBuffer &&
+         !__builtin_mul_overflow(s->out_channels, columns, &outs) &&
+         outs <= kMaxBuffer;
 }
 
 struct Sizes {
