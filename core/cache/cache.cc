@@ -197,7 +197,22 @@ std::optional<CompileResult> Cache::HitByRequestDigest(
 
 absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
   AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(request));
-  if (!a.bypass_reason.empty()) return CompileAndStore(request, a);
+  if (!a.bypass_reason.empty()) {
+    if (std::optional<Bypassed> memo = FindBypassed(a.key)) {
+      absl::MutexLock lock(&mu_);
+      ++counters_.bypasses;
+      ++counters_.bypass_reasons["constants too large"];
+      ++counters_.bypass_memo_hits;
+      return memo->forward;
+    }
+    bool waited = false;
+    absl::StatusOr<CompileResult> result = CompileOnce(
+        a.key, [&] { return CompileAndStore(request, a); }, &waited);
+    if (!result.ok()) return result;
+    result->shared_compile = waited;
+    RememberBypassed(*result);
+    return result;
+  }
   if (!request.request_digest.empty()) {
     absl::MutexLock lock(&memo_mu_);
     if (key_memo_.size() >= kMaxMemoizedKeys) key_memo_.clear();
@@ -259,6 +274,14 @@ absl::StatusOr<CompileResult> Cache::CompileOnce(
 absl::StatusOr<BackwardResult> Cache::GetBackward(
     const std::string& key, const CompileRequest* request) {
   return backward_flights_.Do(key, [&]() -> absl::StatusOr<BackwardResult> {
+    std::optional<Bypassed> memo = FindBypassed(key);
+    if (memo.has_value() && memo->backward.has_value()) {
+      absl::MutexLock lock(&mu_);
+      ++counters_.bypass_memo_hits;
+      return *memo->backward;
+    }
+    // A bypassed key's artifacts are never stored: only the memo keeps them.
+    std::string bypass_reason;
     absl::StatusOr<v1::CacheEntry> entry =
         store_ != nullptr ? store_->Lookup(key)
                           : absl::NotFoundError("no store");
@@ -279,10 +302,16 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
         return absl::FailedPreconditionError(
             "an inference-mode function has no backward");
       }
+      bypass_reason = a.bypass_reason;
       AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan, PlanCompilation(a.analysis));
-      AOTCACHE_ASSIGN_OR_RETURN(
-          forward, CompileForward(plan, *backend_, request->target));
-      have_forward = true;
+      if (memo.has_value() &&
+          forward.ParseFromString(memo->forward.forward_bytes)) {
+        have_forward = true;  // The bypassed forward the memo holds.
+      } else {
+        AOTCACHE_ASSIGN_OR_RETURN(
+            forward, CompileForward(plan, *backend_, request->target));
+        have_forward = true;
+      }
       v1::CacheEntry rebuilt;
       rebuilt.set_key(key);
       rebuilt.set_mode(a.analysis.mode);
@@ -349,6 +378,11 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
       absl::MutexLock lock(&mu_);
       ++counters_.backward_compiles;
     }
+    if (!bypass_reason.empty()) {
+      compiled.not_stored_reason = bypass_reason;
+      RememberBypassedBackward(key, compiled);
+      return compiled;
+    }
     absl::Status saved = Save(*entry, artifacts);
     if (saved.ok()) {
       compiled.stored_digest = entry->backward_digest();
@@ -357,6 +391,52 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
     }
     return compiled;
   });
+}
+
+std::optional<Cache::Bypassed> Cache::FindBypassed(const std::string& key) {
+  absl::MutexLock lock(&bypass_mu_);
+  auto it = bypassed_.find(key);
+  if (it == bypassed_.end()) return std::nullopt;
+  return it->second;
+}
+
+void Cache::RememberBypassed(const CompileResult& forward) {
+  absl::MutexLock lock(&bypass_mu_);
+  Bypassed& memo = bypassed_[forward.key];
+  if (memo.bytes == 0) bypass_order_.push_back(forward.key);
+  bypass_bytes_ -= memo.bytes;
+  memo.forward = forward;
+  memo.forward.shared_compile = false;
+  memo.bytes = static_cast<int64_t>(forward.forward_bytes.size() +
+                                    forward.metadata_bytes.size()) +
+               (memo.backward.has_value()
+                    ? static_cast<int64_t>(memo.backward->artifact.ByteSizeLong())
+                    : 0);
+  bypass_bytes_ += memo.bytes;
+  TrimBypassed();
+}
+
+void Cache::RememberBypassedBackward(const std::string& key,
+                                     const BackwardResult& backward) {
+  absl::MutexLock lock(&bypass_mu_);
+  auto it = bypassed_.find(key);
+  if (it == bypassed_.end()) return;  // Trimmed meanwhile: not kept.
+  it->second.backward = backward;
+  int64_t added = static_cast<int64_t>(backward.artifact.ByteSizeLong());
+  it->second.bytes += added;
+  bypass_bytes_ += added;
+  TrimBypassed();
+}
+
+void Cache::TrimBypassed() {
+  while (bypass_bytes_ > options_.max_bypass_memo_bytes &&
+         !bypass_order_.empty()) {
+    auto it = bypassed_.find(bypass_order_.front());
+    bypass_order_.pop_front();
+    if (it == bypassed_.end()) continue;
+    bypass_bytes_ -= it->second.bytes;
+    bypassed_.erase(it);
+  }
 }
 
 CacheCounters Cache::counters() const {

@@ -3,15 +3,18 @@
 // (miss; identical concurrent misses compile once). Training entries keep
 // their backward graph; the backward artifact is compiled the first time any
 // client asks (GetBackward) and stored for everyone after. Graphs whose
-// results depend on torch's RNG, or whose constants are too large, are
-// compiled and not stored (bypass). A failure to store never fails a
-// request: the answer carries the artifact and a counter goes up.
+// constants are too large are compiled and not stored (bypass); their
+// artifacts, forward and backward, are kept in memory per key (a bounded
+// memo), so that the next request for the key is answered without
+// compiling again. A failure to store never fails a request: the answer
+// carries the artifact and a counter goes up.
 // Thread-safety: thread-safe; the store and backend must outlive the cache.
 #ifndef AOTCACHE_CORE_CACHE_CACHE_H_
 #define AOTCACHE_CORE_CACHE_CACHE_H_
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -37,6 +40,9 @@ struct CacheOptions {
   GraphLimits limits;
   // Graphs with more constant bytes than this are compiled, not stored.
   int64_t max_cached_constant_bytes = int64_t{1} << 20;
+  // The memo of bypassed artifacts holds at most this many bytes (the
+  // oldest keys go first).
+  int64_t max_bypass_memo_bytes = int64_t{256} << 20;
   // Overrides the build's pipeline version (tests).
   std::string pipeline_version;
   // A compile that failed for its graph (not for a passing condition) is
@@ -98,6 +104,8 @@ struct CacheCounters {
   int64_t memoized_hits = 0;
   // Requests answered with a remembered compile failure.
   int64_t remembered_failures = 0;
+  // Bypassed forwards and backwards answered from the memo, not compiled.
+  int64_t bypass_memo_hits = 0;
 };
 
 class Cache {
@@ -171,6 +179,25 @@ class Cache {
   absl::Mutex failures_mu_;
   absl::flat_hash_map<std::string, Failure> failures_
       ABSL_GUARDED_BY(failures_mu_);
+
+  // The memo of bypassed keys: their forward (and backward, once asked
+  // for), never stored, within max_bypass_memo_bytes.
+  struct Bypassed {
+    CompileResult forward;
+    std::optional<BackwardResult> backward;
+    int64_t bytes = 0;
+  };
+  std::optional<Bypassed> FindBypassed(const std::string& key);
+  void RememberBypassed(const CompileResult& forward);
+  void RememberBypassedBackward(const std::string& key,
+                                const BackwardResult& backward);
+  // Drops the oldest keys while over the budget.
+  void TrimBypassed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(bypass_mu_);
+  absl::Mutex bypass_mu_;
+  absl::flat_hash_map<std::string, Bypassed> bypassed_
+      ABSL_GUARDED_BY(bypass_mu_);
+  std::deque<std::string> bypass_order_ ABSL_GUARDED_BY(bypass_mu_);
+  int64_t bypass_bytes_ ABSL_GUARDED_BY(bypass_mu_) = 0;
 };
 
 }  // namespace aotcache

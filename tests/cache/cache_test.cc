@@ -145,6 +145,48 @@ TEST(CacheTest, RandomOpsAreStoredAndHit) {
   EXPECT_EQ(cache.counters().bypasses, 0);
 }
 
+// A graph whose constants pass the limit is compiled once and never
+// stored: the next request for its key (another process's) and its
+// backward are answered from the memo of bypassed keys.
+TEST(CacheTest, ABypassedKeyIsCompiledOnceAndNeverStored) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  CountingBackend backend;
+  CacheOptions options;
+  options.max_cached_constant_bytes = 0;
+  Cache cache(store.get(), &backend, options);
+  CompileRequest request = Request("closure_constant__rg.json");
+  auto first = cache.Compile(request);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->status, ForwardStatus::kBypass);
+  EXPECT_THAT(first->bypass_reason, ::testing::HasSubstr("constants of"));
+  auto second = cache.Compile(request);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->status, ForwardStatus::kBypass);
+  EXPECT_EQ(second->forward_bytes, first->forward_bytes);
+  EXPECT_EQ(backend.forward_compiles, 1);
+  for (int i = 0; i < 2; ++i) {
+    auto bw = cache.GetBackward(first->key, &request);
+    ASSERT_TRUE(bw.ok()) << bw.status();
+    EXPECT_EQ(bw->artifact.pairs_with(),
+              Forward(*first).calling_convention_hash());
+    EXPECT_TRUE(bw->stored_digest.empty());
+  }
+  EXPECT_EQ(backend.forward_compiles, 1);
+  EXPECT_EQ(backend.backward_compiles, 1);
+  EXPECT_EQ(cache.counters().bypass_memo_hits, 2);
+  EXPECT_EQ(cache.counters().bypasses, 2);
+  EXPECT_TRUE(absl::IsNotFound(store->Lookup(first->key).status()));
+
+  // Past the memo's budget the key is compiled again, and still not stored.
+  CacheOptions small = options;
+  small.max_bypass_memo_bytes = 1;
+  Cache forgetful(store.get(), &backend, small);
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(forgetful.Compile(request).ok());
+  EXPECT_EQ(backend.forward_compiles, 3);
+  EXPECT_TRUE(absl::IsNotFound(store->Lookup(first->key).status()));
+}
+
 TEST(CacheTest, LazyBackwardAcrossProcesses) {
   TempDir dir;
   auto store = OpenStore(dir.path());

@@ -254,9 +254,6 @@ class AotFunction:
             warnings.warn("aotcache: running %s eagerly: %s"
                           % (getattr(self._fn, "__name__", "the function"), message))
             return _Compiled(None, None, None, [], eager_reason=message)
-        if native.status == "bypass":
-            return _Compiled(None, native, out_spec[0], exported.baked,
-                             eager_reason=native.bypass_reason, **timings)
         entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng)
         return _Compiled(entry, native, out_spec[0], exported.baked, **timings)
 
