@@ -407,11 +407,12 @@ void Cache::RememberBypassed(const CompileResult& forward) {
   bypass_bytes_ -= memo.bytes;
   memo.forward = forward;
   memo.forward.shared_compile = false;
-  memo.bytes = static_cast<int64_t>(forward.forward_bytes.size() +
-                                    forward.metadata_bytes.size()) +
-               (memo.backward.has_value()
-                    ? static_cast<int64_t>(memo.backward->artifact.ByteSizeLong())
-                    : 0);
+  memo.bytes =
+      static_cast<int64_t>(forward.forward_bytes.size() +
+                           forward.metadata_bytes.size()) +
+      (memo.backward.has_value()
+           ? static_cast<int64_t>(memo.backward->artifact.ByteSizeLong())
+           : 0);
   bypass_bytes_ += memo.bytes;
   TrimBypassed();
 }
