@@ -26,6 +26,7 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
   response->set_memoized_hits(c.memoized_hits);
   response->set_store_write_problem(store_->WriteProblem());
   response->set_remembered_failures(c.remembered_failures);
+  response->set_bypass_memo_hits(c.bypass_memo_hits);
   return grpc::Status::OK;
 }
 

@@ -189,11 +189,13 @@ class Remote {
     out_ << absl::StrFormat(
         "hits                  %d\n  from known bytes    %d\n"
         "misses                %d\n"
-        "bypasses              %d\nsaves                 %d\n"
+        "bypasses              %d\n  from memory         %d\n"
+        "saves                 %d\n"
         "save failures         %d\nbackward compiles     %d\n"
         "backward hits         %d\nbytes stored          %d\n"
         "corrupt artifacts     %d\ncompile seconds saved %.6f\n",
-        s.hits(), s.memoized_hits(), s.misses(), s.bypasses(), s.saves(),
+        s.hits(), s.memoized_hits(), s.misses(), s.bypasses(),
+        s.bypass_memo_hits(), s.saves(),
         s.save_failures(), s.backward_compiles(), s.backward_hits(),
         s.bytes_stored(), s.corrupt_artifacts(), s.compile_seconds_saved());
     for (const auto& [reason, count] : s.bypass_reasons()) {

@@ -277,7 +277,7 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
     std::optional<Bypassed> memo = FindBypassed(key);
     if (memo.has_value() && memo->backward.has_value()) {
       absl::MutexLock lock(&mu_);
-      ++counters_.bypass_memo_hits;
+      ++counters_.backward_hits;
       return *memo->backward;
     }
     // A bypassed key's artifacts are never stored: only the memo keeps them.

@@ -104,7 +104,8 @@ struct CacheCounters {
   int64_t memoized_hits = 0;
   // Requests answered with a remembered compile failure.
   int64_t remembered_failures = 0;
-  // Bypassed forwards and backwards answered from the memo, not compiled.
+  // Bypasses answered from the memo, not compiled (a bypassed key's
+  // backward from the memo counts as a backward hit).
   int64_t bypass_memo_hits = 0;
 };
 
