@@ -231,6 +231,36 @@ TEST(NativeBackendTest, BatchedProductsCallBlasPerBatch) {
            v1::DTYPE_FLOAT64)});
 }
 
+// var.correction: one kernel per node, over two blocks of dims (batch
+// norm's [0, 2, 3]), one middle block, every dim; correction 1, 0 and 2.
+TEST(NativeBackendTest, AVarianceIsAKernelOfItsOwn) {
+  for (const char* dtype : {"DTYPE_FLOAT32", "DTYPE_FLOAT64"}) {
+    std::string json = R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [2, 3, 4, 5], "dtype": "T", "is_leaf": true}}],
+    "nodes": [
+      {"name": "bn", "op": "aten.var.correction", "args": [{"node": "x"}, {"ints": {"values": [0, 2, 3]}}], "kwargs": {"correction": {"int": 1}}, "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "mid", "op": "aten.var.correction", "args": [{"node": "x"}, {"ints": {"values": [1]}}], "kwargs": {"correction": {"int": 0}, "keepdim": {"bool": true}}, "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "all", "op": "aten.var.correction", "args": [{"node": "x"}, {"none": true}], "kwargs": {"correction": {"int": 2}}, "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["bn", "mid", "all"]})json";
+    json.replace(json.find("\"T\""), 3, std::string("\"") + dtype + "\"");
+    auto p = Plan(json);
+    ASSERT_NE(p, nullptr);
+    v1::NativeProgram native = NativeProgramOf(p->plan);
+    EXPECT_EQ(native.kernels_size(), 3);
+    EXPECT_THAT(native.source(),
+                HasSubstr("Run by the runtime's kernels: none"));
+    EXPECT_THAT(native.source(), HasSubstr("acc += (v - mean) * (v - mean);"));
+    DType type = std::string(dtype) == "DTYPE_FLOAT64" ? v1::DTYPE_FLOAT64
+                                                       : v1::DTYPE_FLOAT32;
+    ExpectNativeMatchesReference(
+        p->plan,
+        {Filled(
+            {2, 3, 4, 5}, [](int64_t i) { return std::sin(0.9 * i) * 2 + 0.3; },
+            type)});
+  }
+}
+
 // native_layer_norm: one kernel computing its three results, with and
 // without weight and bias, over one or several trailing dims.
 TEST(NativeBackendTest, ALayerNormIsOneKernelOfThreeResults) {

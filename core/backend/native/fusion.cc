@@ -223,6 +223,8 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
       single(n, &FusedGroup::mse_loss, std::move(inputs));
     } else if (DotOf(g, node).has_value()) {
       single(n, &FusedGroup::dot, {tensor(node, 0), tensor(node, 1)});
+    } else if (VarOf(g, node).has_value()) {
+      single(n, &FusedGroup::var, {tensor(node, 0)});
     } else if (ConcatOf(g, node).has_value()) {
       // By position: a part may repeat.
       single(n, &FusedGroup::concat, node.args[0].values);
@@ -390,6 +392,8 @@ std::string GenerateKernels(const ResolvedGraph& g,
       own = ScatterSource(*ScatterOf(g, first));
     } else if (group.dot) {
       own = DotSource(*DotOf(g, first));
+    } else if (group.var) {
+      own = VarSource(*VarOf(g, first));
     } else if (group.concat) {
       own = ConcatSource(*ConcatOf(g, first));
     } else if (group.layer_norm) {

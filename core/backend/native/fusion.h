@@ -55,6 +55,8 @@ struct FusedGroup {
   bool concat = false;
   // One dot of two vectors, read through their strides.
   bool dot = false;
+  // One var.correction over blocks of dims of a contiguous tensor.
+  bool var = false;
   // One convolution or convolution_backward (conv_kernels.h).
   bool conv = false;
 
@@ -62,7 +64,8 @@ struct FusedGroup {
   // operands of its output's size.
   bool any_layout() const {
     return matmul || reduction || strided || softmax || layer_norm ||
-           layer_norm_backward || scatter || mse_loss || concat || dot || conv;
+           layer_norm_backward || scatter || mse_loss || concat || dot || var ||
+           conv;
   }
 };
 

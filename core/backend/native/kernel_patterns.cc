@@ -32,6 +32,35 @@ bool IsReductionOp(const std::string& op) {
          op == "aten.amax.default";
 }
 
+// The reduced dims of `in` as at most two blocks, the first of them
+// leading: the input is then [pre, outer, reduced, inner] in memory, pre
+// and reduced reduced over (as a bias's gradient sums [N, C, L] over N and
+// L). False for another pattern.
+bool Blocks(const Meta& in, const std::vector<bool>& reduced, int64_t* pre,
+            int64_t* outer, int64_t* inner_reduced, int64_t* inner) {
+  int64_t d = 0;
+  for (; d < in.dim() && reduced[d]; ++d) *pre *= in.shape[d];
+  for (; d < in.dim() && !reduced[d]; ++d) *outer *= in.shape[d];
+  for (; d < in.dim() && reduced[d]; ++d) *inner_reduced *= in.shape[d];
+  for (; d < in.dim() && !reduced[d]; ++d) *inner *= in.shape[d];
+  return d == in.dim();
+}
+
+// Which dims of `in` the dims argument `dims` (None or [] for all)
+// reduces; false for a dim out of range.
+bool ReducedDims(const Meta& in, const BoundArg& dims,
+                 std::vector<bool>* reduced) {
+  reduced->assign(in.dim(), true);
+  if (dims.is_none() || dims.ints.empty()) return true;
+  reduced->assign(in.dim(), false);
+  for (int64_t d : dims.ints) {
+    int64_t w = d < 0 ? d + std::max<int64_t>(in.dim(), 1) : d;
+    if (w < 0 || w >= in.dim()) return false;
+    (*reduced)[w] = true;
+  }
+  return true;
+}
+
 std::optional<Reduction> ReductionWith(const ResolvedNode& node, MetaOf meta) {
   const std::string& op = node.op->qualified_name;
   if (!IsReductionOp(op)) return std::nullopt;
@@ -52,23 +81,10 @@ std::optional<Reduction> ReductionWith(const ResolvedNode& node, MetaOf meta) {
     return std::nullopt;
   }
   std::vector<bool> reduced(in.dim(), true);
-  if (!all && !node.args[1].is_none() && !node.args[1].ints.empty()) {
-    reduced.assign(in.dim(), false);
-    for (int64_t d : node.args[1].ints) {
-      int64_t w = d < 0 ? d + std::max<int64_t>(in.dim(), 1) : d;
-      if (w < 0 || w >= in.dim()) return std::nullopt;
-      reduced[w] = true;
-    }
+  if (!all && !ReducedDims(in, node.args[1], &reduced)) return std::nullopt;
+  if (!Blocks(in, reduced, &r.pre, &r.outer, &r.reduced, &r.inner)) {
+    return std::nullopt;
   }
-  // The reduced dims must be at most two blocks, the first of them leading:
-  // the input is then [pre, outer, reduced, inner] in memory, pre and
-  // reduced summed over (as a bias's gradient sums [N, C, L] over N and L).
-  int64_t d = 0;
-  for (; d < in.dim() && reduced[d]; ++d) r.pre *= in.shape[d];
-  for (; d < in.dim() && !reduced[d]; ++d) r.outer *= in.shape[d];
-  for (; d < in.dim() && reduced[d]; ++d) r.reduced *= in.shape[d];
-  for (; d < in.dim() && !reduced[d]; ++d) r.inner *= in.shape[d];
-  if (d < in.dim()) return std::nullopt;
   if (r.reduced == 1) {  // At most one block, leading: [reduced, inner].
     r.inner *= r.outer;
     r.outer = 1;
@@ -444,6 +460,25 @@ std::optional<ConcatShape> ConcatOf(const ResolvedGraph& g,
     total += width;
   }
   if (out.numel() != 0 && total != s.row) return std::nullopt;
+  return s;
+}
+
+std::optional<VarShape> VarOf(const ResolvedGraph& g,
+                              const ResolvedNode& node) {
+  if (node.op->qualified_name != "aten.var.correction" ||
+      node.args[0].kind != BoundArg::Kind::kTensor) {
+    return std::nullopt;
+  }
+  const Meta& in = g.values[node.args[0].values[0]].meta;
+  const Meta& out = g.values[node.results[0]].meta;
+  std::vector<bool> reduced;
+  VarShape s;
+  if (!IsFloating(in.dtype) || !Plain(in, in.dtype) || !Plain(out, in.dtype) ||
+      !ReducedDims(in, node.args[1], &reduced) ||
+      !Blocks(in, reduced, &s.pre, &s.outer, &s.reduced, &s.inner)) {
+    return std::nullopt;
+  }
+  s.correction = node.args[2].is_none() ? 1.0 : node.args[2].AsDouble();
   return s;
 }
 

@@ -72,6 +72,10 @@ std::optional<MseLossShape> MseLossOf(const ResolvedGraph& g,
 std::optional<ScatterShape> ScatterOf(const ResolvedGraph& g,
                                       const ResolvedNode& node);
 
+// var.correction(self, dim?, correction?, keepdim) of a contiguous floating
+// tensor over dims that form at most two blocks, the first leading.
+std::optional<VarShape> VarOf(const ResolvedGraph& g, const ResolvedNode& node);
+
 // dot(a, b) of floating vectors of the result's dtype, any strides.
 std::optional<DotShape> DotOf(const ResolvedGraph& g, const ResolvedNode& node);
 

@@ -107,6 +107,16 @@ struct MseLossShape {
 };
 std::string MseLossSource(const MseLossShape& shape);
 
+// var.correction over a contiguous input seen as [pre, outer, reduced,
+// inner], reduced over pre and reduced, into a contiguous [outer, inner]:
+// per output, in double as the runtime's kernel and in its order, the mean,
+// then the squared deviations over max(0, count - correction).
+struct VarShape {
+  int64_t pre = 1, outer = 1, reduced = 1, inner = 1;
+  double correction = 1;
+};
+std::string VarSource(const VarShape& shape);
+
 // dot(a, b) of two vectors of `n` elements read through their strides,
 // into one element: in double, as the runtime's kernel.
 struct DotShape {

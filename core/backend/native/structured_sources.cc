@@ -224,6 +224,30 @@ std::string ScatterSource(const ScatterShape& s) {
                   "out", "src"));
 }
 
+std::string VarSource(const VarShape& s) {
+  const int64_t count = s.pre * s.reduced;
+  // Every element of one output, p-major as the runtime visits them.
+  const std::string loops = absl::StrCat(
+      "    for (int64_t p = 0; p < ", s.pre, "; ++p)\n",
+      "#pragma omp simd reduction(+ : acc)\n", "      for (int64_t r = 0; r < ",
+      s.reduced, "; ++r) {\n",
+      "        const double v = static_cast<double>(x[((p * ", s.outer,
+      " + o) * ", s.reduced, " + r) * ", s.inner, " + c]);\n");
+  return absl::StrCat(
+      "  (void)n;\n  const C* __restrict x = static_cast<const "
+      "C*>(inputs[0]);\n",
+      "  C* __restrict out = static_cast<C*>(outputs[0]);\n",
+      "  for (int64_t o = 0; o < ", s.outer, "; ++o)\n",
+      "  for (int64_t c = 0; c < ", s.inner, "; ++c) {\n",
+      "    double acc = 0;\n", loops, "        acc += v;\n      }\n",
+      "    const double mean = acc / ", CppLiteral(static_cast<double>(count)),
+      ";\n    acc = 0;\n", loops,
+      "        acc += (v - mean) * (v - mean);\n      }\n", "    out[o * ",
+      s.inner, " + c] = static_cast<C>(acc / ",
+      CppLiteral(std::max(0.0, static_cast<double>(count) - s.correction)),
+      ");\n  }\n");
+}
+
 std::string DotSource(const DotShape& s) {
   return absl::StrCat(
       "  (void)n;\n  const C* __restrict a = static_cast<const "
