@@ -195,9 +195,9 @@ class Remote {
         "backward hits         %d\nbytes stored          %d\n"
         "corrupt artifacts     %d\ncompile seconds saved %.6f\n",
         s.hits(), s.memoized_hits(), s.misses(), s.bypasses(),
-        s.bypass_memo_hits(), s.saves(),
-        s.save_failures(), s.backward_compiles(), s.backward_hits(),
-        s.bytes_stored(), s.corrupt_artifacts(), s.compile_seconds_saved());
+        s.bypass_memo_hits(), s.saves(), s.save_failures(),
+        s.backward_compiles(), s.backward_hits(), s.bytes_stored(),
+        s.corrupt_artifacts(), s.compile_seconds_saved());
     for (const auto& [reason, count] : s.bypass_reasons()) {
       out_ << "  bypass: " << reason << "  " << count << "\n";
     }

@@ -198,7 +198,7 @@ std::optional<CompileResult> Cache::HitByRequestDigest(
 absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
   AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(request));
   if (!a.bypass_reason.empty()) {
-    if (std::optional<Bypassed> memo = FindBypassed(a.key)) {
+    if (std::shared_ptr<const Bypassed> memo = FindBypassed(a.key)) {
       absl::MutexLock lock(&mu_);
       ++counters_.bypasses;
       ++counters_.bypass_reasons["constants too large"];
@@ -274,8 +274,8 @@ absl::StatusOr<CompileResult> Cache::CompileOnce(
 absl::StatusOr<BackwardResult> Cache::GetBackward(
     const std::string& key, const CompileRequest* request) {
   return backward_flights_.Do(key, [&]() -> absl::StatusOr<BackwardResult> {
-    std::optional<Bypassed> memo = FindBypassed(key);
-    if (memo.has_value() && memo->backward.has_value()) {
+    std::shared_ptr<const Bypassed> memo = FindBypassed(key);
+    if (memo != nullptr && memo->backward.has_value()) {
       absl::MutexLock lock(&mu_);
       ++counters_.backward_hits;
       return *memo->backward;
@@ -304,7 +304,7 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
       }
       bypass_reason = a.bypass_reason;
       AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan, PlanCompilation(a.analysis));
-      if (memo.has_value() &&
+      if (memo != nullptr &&
           forward.ParseFromString(memo->forward.forward_bytes)) {
         have_forward = true;  // The bypassed forward the memo holds.
       } else {
@@ -393,40 +393,46 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
   });
 }
 
-std::optional<Cache::Bypassed> Cache::FindBypassed(const std::string& key) {
+std::shared_ptr<const Cache::Bypassed> Cache::FindBypassed(
+    const std::string& key) {
   absl::MutexLock lock(&bypass_mu_);
   auto it = bypassed_.find(key);
-  if (it == bypassed_.end()) return std::nullopt;
-  return it->second;
+  return it == bypassed_.end() ? nullptr : it->second;
+}
+
+// Puts `memo` under `key`, in place of any earlier one.
+void Cache::PutBypassed(const std::string& key, Bypassed memo) {
+  memo.bytes = static_cast<int64_t>(memo.forward.forward_bytes.size() +
+                                    memo.forward.metadata_bytes.size());
+  if (memo.backward.has_value()) {
+    memo.bytes += static_cast<int64_t>(memo.backward->artifact.ByteSizeLong());
+  }
+  absl::MutexLock lock(&bypass_mu_);
+  auto& slot = bypassed_[key];
+  if (slot == nullptr) {
+    bypass_order_.push_back(key);
+  } else {
+    bypass_bytes_ -= slot->bytes;
+  }
+  bypass_bytes_ += memo.bytes;
+  slot = std::make_shared<const Bypassed>(std::move(memo));
+  TrimBypassed();
 }
 
 void Cache::RememberBypassed(const CompileResult& forward) {
-  absl::MutexLock lock(&bypass_mu_);
-  Bypassed& memo = bypassed_[forward.key];
-  if (memo.bytes == 0) bypass_order_.push_back(forward.key);
-  bypass_bytes_ -= memo.bytes;
+  Bypassed memo;
   memo.forward = forward;
   memo.forward.shared_compile = false;
-  memo.bytes =
-      static_cast<int64_t>(forward.forward_bytes.size() +
-                           forward.metadata_bytes.size()) +
-      (memo.backward.has_value()
-           ? static_cast<int64_t>(memo.backward->artifact.ByteSizeLong())
-           : 0);
-  bypass_bytes_ += memo.bytes;
-  TrimBypassed();
+  PutBypassed(forward.key, std::move(memo));
 }
 
 void Cache::RememberBypassedBackward(const std::string& key,
                                      const BackwardResult& backward) {
-  absl::MutexLock lock(&bypass_mu_);
-  auto it = bypassed_.find(key);
-  if (it == bypassed_.end()) return;  // Trimmed meanwhile: not kept.
-  it->second.backward = backward;
-  int64_t added = static_cast<int64_t>(backward.artifact.ByteSizeLong());
-  it->second.bytes += added;
-  bypass_bytes_ += added;
-  TrimBypassed();
+  std::shared_ptr<const Bypassed> old = FindBypassed(key);
+  if (old == nullptr) return;  // Trimmed meanwhile: not kept.
+  Bypassed memo = *old;
+  memo.backward = backward;
+  PutBypassed(key, std::move(memo));
 }
 
 void Cache::TrimBypassed() {
@@ -435,7 +441,7 @@ void Cache::TrimBypassed() {
     auto it = bypassed_.find(bypass_order_.front());
     bypass_order_.pop_front();
     if (it == bypassed_.end()) continue;
-    bypass_bytes_ -= it->second.bytes;
+    bypass_bytes_ -= it->second->bytes;
     bypassed_.erase(it);
   }
 }

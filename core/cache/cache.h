@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -188,14 +189,16 @@ class Cache {
     std::optional<BackwardResult> backward;
     int64_t bytes = 0;
   };
-  std::optional<Bypassed> FindBypassed(const std::string& key);
+  // Shared and never changed once in the memo: a lookup copies no bytes.
+  std::shared_ptr<const Bypassed> FindBypassed(const std::string& key);
+  void PutBypassed(const std::string& key, Bypassed memo);
   void RememberBypassed(const CompileResult& forward);
   void RememberBypassedBackward(const std::string& key,
                                 const BackwardResult& backward);
   // Drops the oldest keys while over the budget.
   void TrimBypassed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(bypass_mu_);
   absl::Mutex bypass_mu_;
-  absl::flat_hash_map<std::string, Bypassed> bypassed_
+  absl::flat_hash_map<std::string, std::shared_ptr<const Bypassed>> bypassed_
       ABSL_GUARDED_BY(bypass_mu_);
   std::deque<std::string> bypass_order_ ABSL_GUARDED_BY(bypass_mu_);
   int64_t bypass_bytes_ ABSL_GUARDED_BY(bypass_mu_) = 0;

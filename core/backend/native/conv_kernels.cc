@@ -1,16 +1,13 @@
 #include "core/backend/native/conv_kernels.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/backend/native/kernel_patterns.h"
 #include "core/graph/conv_inference.h"
 
 namespace aotcache {
 namespace {
 
 constexpr int64_t kMaxBuffer = int64_t{1} << 28;
-
-bool Plain(const Meta& m, DType dtype) {
-  return m.dtype == dtype && m.IsContiguous() && m.offset == 0;
-}
 
 const Meta& TensorMeta(const ResolvedGraph& g, const ResolvedNode& node,
                        int k) {

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/backend/native/conv_kernels.h"
 #include "core/backend/native/kernel_patterns.h"
 #include "core/backend/native/kernel_source.h"
+#include "core/backend/native/own_kernels.h"
 
 namespace aotcache {
 namespace {
@@ -189,64 +189,11 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     }
     groups.push_back(std::move(group));
   }
-  // The nodes with kernels of their own kind: one group each, of `kind`,
-  // reading `inputs` (by position), writing the node's results.
-  auto single = [&](size_t n, bool FusedGroup::*kind, std::vector<int> inputs) {
-    FusedGroup group;
-    group.*kind = true;
-    group.nodes = {static_cast<int>(n)};
-    group.inputs = std::move(inputs);
-    group.outputs = g.nodes[n].results;
-    groups.push_back(std::move(group));
-  };
-  auto tensor = [&](const ResolvedNode& node, int k) {
-    return node.args[k].values[0];
-  };
+  // The nodes with kernels of their own kind: one group each.
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const ResolvedNode& node = g.nodes[n];
-    if (BlasMatmul(g, node)) {
-      std::vector<int> inputs;
-      for (const BoundArg& a : node.args) {
-        if (a.kind == BoundArg::Kind::kTensor) inputs.push_back(a.values[0]);
-      }
-      single(n, &FusedGroup::matmul, std::move(inputs));
-    } else if (std::optional<SoftmaxShape> softmax = SoftmaxOf(g, node)) {
-      single(n, &FusedGroup::softmax,
-             softmax->backward
-                 ? std::vector<int>{tensor(node, 0), tensor(node, 1)}
-                 : std::vector<int>{tensor(node, 0)});
-    } else if (std::optional<MseLossShape> mse = MseLossOf(g, node)) {
-      std::vector<int> inputs;
-      for (int k = 0; k < (mse->backward ? 3 : 2); ++k) {
-        inputs.push_back(tensor(node, k));
-      }
-      single(n, &FusedGroup::mse_loss, std::move(inputs));
-    } else if (DotOf(g, node).has_value()) {
-      single(n, &FusedGroup::dot, {tensor(node, 0), tensor(node, 1)});
-    } else if (VarOf(g, node).has_value()) {
-      single(n, &FusedGroup::var, {tensor(node, 0)});
-    } else if (ConcatOf(g, node).has_value()) {
-      // By position: a part may repeat.
-      single(n, &FusedGroup::concat, node.args[0].values);
-    } else if (ScatterOf(g, node).has_value()) {
-      single(n, &FusedGroup::scatter, {tensor(node, 0), tensor(node, 1)});
-    } else if (std::optional<ConvShape> conv = ConvOf(g, node)) {
-      // Forward: x, weight, bias?; backward: the gradient, x, weight.
-      std::vector<int> inputs = {tensor(node, 0), tensor(node, 1)};
-      if (conv->backward || conv->bias) inputs.push_back(tensor(node, 2));
-      single(n, &FusedGroup::conv, std::move(inputs));
-    } else {
-      const bool forward = LayerNormOf(g, node).has_value();
-      if (!forward && !LayerNormBackwardOf(g, node).has_value()) continue;
-      std::vector<int> inputs;
-      for (int k : forward ? std::vector<int>{0, 2, 3}
-                           : std::vector<int>{0, 1, 3, 4, 5}) {
-        if (!node.args[k].is_none()) inputs.push_back(tensor(node, k));
-      }
-      single(
-          n,
-          forward ? &FusedGroup::layer_norm : &FusedGroup::layer_norm_backward,
-          std::move(inputs));
+    if (std::optional<FusedGroup> own =
+            OwnKernelGroup(g, static_cast<int>(n))) {
+      groups.push_back(*std::move(own));
     }
   }
   return groups;
@@ -382,34 +329,7 @@ std::string GenerateKernels(const ResolvedGraph& g,
                     "int64_t n) {\n",
                     "  using C = ", c, ";\n");
     // A node with a kernel of its own kind.
-    const ResolvedNode& first = g.nodes[group.nodes[0]];
-    std::string own;
-    if (group.softmax) {
-      own = SoftmaxSource(*SoftmaxOf(g, first));
-    } else if (group.mse_loss) {
-      own = MseLossSource(*MseLossOf(g, first));
-    } else if (group.scatter) {
-      own = ScatterSource(*ScatterOf(g, first));
-    } else if (group.dot) {
-      own = DotSource(*DotOf(g, first));
-    } else if (group.var) {
-      own = VarSource(*VarOf(g, first));
-    } else if (group.concat) {
-      own = ConcatSource(*ConcatOf(g, first));
-    } else if (group.layer_norm) {
-      own = LayerNormSource(*LayerNormOf(g, first));
-    } else if (group.layer_norm_backward) {
-      LayerNormBackwardShape s = *LayerNormBackwardOf(g, first);
-      // A result the mask leaves out is computed all the same if read.
-      for (int r = 0; r < 3; ++r) s.mask[r] |= read[first.results[r]];
-      own = LayerNormBackwardSource(s);
-    } else if (group.conv) {
-      own = ConvSource(*ConvOf(g, first));
-    } else if (group.matmul) {
-      own =
-          absl::StrCat("  (void)n;\n  C* out = static_cast<C*>(outputs[0]);\n",
-                       GemmSource(GemmOf(g, first)));
-    }
+    const std::string own = OwnKernelSource(g, group, read);
     if (!own.empty()) {
       absl::StrAppend(&out, own, "}\n\n");
       continue;

@@ -1,10 +1,10 @@
 // Recognizers for the native backend (fusion.h): whether a node is one its
 // kernels compute, and the shape of that kernel. Elementwise operands,
 // reductions over leading or trailing dims, matrix products BLAS can read,
-// softmax and log_softmax over the last dim and their backward, layer norm
-// and its backward, mse_loss, scatters, cat and dot. Each says no for
-// another op or for layouts its kernel does not take; the runtime's own
-// kernel runs such a node.
+// and the layout helpers the other recognizers share
+// (structured_patterns.h, conv_kernels.h). Each says no for another op or
+// for layouts its kernel does not take; the runtime's own kernel runs such
+// a node.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_PATTERNS_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_PATTERNS_H_
@@ -18,6 +18,22 @@
 #include "core/graph/resolved_graph.h"
 
 namespace aotcache {
+
+// Read or written by a generated kernel as it is: of `dtype`, contiguous,
+// from its storage's start.
+bool Plain(const Meta& m, DType dtype);
+
+// Which dims of `in` the dims argument `dims` (None or [] for all)
+// reduces; false for a dim out of range.
+bool ReducedDims(const Meta& in, const BoundArg& dims,
+                 std::vector<bool>* reduced);
+
+// The reduced dims of `in` as at most two blocks, the first of them
+// leading: the input is then [pre, outer, reduced, inner] in memory (each
+// multiplied into the caller's value, 1 to start). False for another
+// pattern.
+bool Blocks(const Meta& in, const std::vector<bool>& reduced, int64_t* pre,
+            int64_t* outer, int64_t* inner_reduced, int64_t* inner);
 
 // An operand every element of which is its first: one element, or all
 // strides zero (an expanded scalar, such as the gradient of a sum).
@@ -52,50 +68,6 @@ GemmShape GemmOf(const ResolvedGraph& g, const ResolvedNode& node);
 // not take it in any layout.
 std::vector<int> ValuesToMakeContiguous(const ResolvedGraph& g,
                                         const ResolvedNode& node);
-
-// _softmax or _log_softmax, or their backward (_softmax_backward_data,
-// _log_softmax_backward_data), over the last dim of contiguous floating
-// tensors into one of their dtype.
-std::optional<SoftmaxShape> SoftmaxOf(const ResolvedGraph& g,
-                                      const ResolvedNode& node);
-
-// mse_loss(self, target, reduction) or mse_loss_backward(grad, self,
-// target, reduction) over contiguous floating tensors of one shape and
-// dtype (the gradient: that shape, or one element).
-std::optional<MseLossShape> MseLossOf(const ResolvedGraph& g,
-                                      const ResolvedNode& node);
-
-// select_scatter(self, src, dim, index), slice_scatter(self, src, dim,
-// start, end, step) or as_strided_scatter(self, src, size, stride,
-// storage_offset) into a contiguous floating result of self's dtype, src
-// floating or bool and broadcasting to the view's shape.
-std::optional<ScatterShape> ScatterOf(const ResolvedGraph& g,
-                                      const ResolvedNode& node);
-
-// var.correction(self, dim?, correction?, keepdim) of a contiguous floating
-// tensor over dims that form at most two blocks, the first leading.
-std::optional<VarShape> VarOf(const ResolvedGraph& g, const ResolvedNode& node);
-
-// dot(a, b) of floating vectors of the result's dtype, any strides.
-std::optional<DotShape> DotOf(const ResolvedGraph& g, const ResolvedNode& node);
-
-// cat(tensors, dim) of contiguous parts of the result's dtype (any dtype)
-// into a contiguous result; empty parts are skipped, as the runtime's
-// kernel skips them.
-std::optional<ConcatShape> ConcatOf(const ResolvedGraph& g,
-                                    const ResolvedNode& node);
-
-// native_layer_norm(x, normalized_shape, weight?, bias?, eps) over the
-// trailing dims of a contiguous floating x, with weight and bias contiguous
-// of those dims and results contiguous in x's dtype.
-std::optional<LayerNormShape> LayerNormOf(const ResolvedGraph& g,
-                                          const ResolvedNode& node);
-
-// native_layer_norm_backward(g, x, normalized_shape, mean, rstd, weight?,
-// bias?, output_mask) over contiguous tensors of x's dtype, as for
-// LayerNormOf. The mask is the node's.
-std::optional<LayerNormBackwardShape> LayerNormBackwardOf(
-    const ResolvedGraph& g, const ResolvedNode& node);
 
 }  // namespace aotcache
 

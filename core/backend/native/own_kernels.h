@@ -1,0 +1,31 @@
+// The native backend's nodes with kernels of their own kind, not fused
+// elementwise loops: matrix products (BLAS), softmax and log_softmax and
+// their backward, layer norm and its backward, mse_loss, dot, var, cat, the
+// scatters and convolutions (kernel_patterns.h, conv_kernels.h). Each is a
+// group of one node; fusion.cc asks for the group and for its source.
+// Thread-safety: pure functions.
+#ifndef AOTCACHE_CORE_BACKEND_NATIVE_OWN_KERNELS_H_
+#define AOTCACHE_CORE_BACKEND_NATIVE_OWN_KERNELS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend/native/fusion.h"
+#include "core/graph/resolved_graph.h"
+
+namespace aotcache {
+
+// The group of node `n` when a kernel of its own kind takes it: its inputs
+// by position, its results.
+std::optional<FusedGroup> OwnKernelGroup(const ResolvedGraph& g, int n);
+
+// The body of such a group's kernel, or "" for an elementwise group.
+// `read[v]`: whether value v is read (a masked-out result that is read is
+// computed all the same).
+std::string OwnKernelSource(const ResolvedGraph& g, const FusedGroup& group,
+                            const std::vector<bool>& read);
+
+}  // namespace aotcache
+
+#endif  // AOTCACHE_CORE_BACKEND_NATIVE_OWN_KERNELS_H_
