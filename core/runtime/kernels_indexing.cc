@@ -75,6 +75,13 @@ Results EmbeddingDenseBackward(const KernelArgs& k) {
   return std::vector<Tensor>{out};
 }
 
+// `values` (row-major) as result 0.
+Results Stored(const KernelArgs& k, const std::vector<double>& values) {
+  Tensor result = k.NewResult(0);
+  StoreDoubles(values, result);
+  return std::vector<Tensor>{result};
+}
+
 // An index element as a position in [0, size), or InvalidArgument.
 absl::StatusOr<int64_t> Checked(absl::string_view op, double index,
                                 int64_t size) {
@@ -128,9 +135,7 @@ Results Gather(const KernelArgs& k) {
       "gather", self, WrapDim(k.arg(1).i, self.shape().size()), k.tensor(2),
       [&](int64_t at, int64_t target) { out[at] = x[target]; });
   if (!status.ok()) return status;
-  Tensor result = k.NewResult(0);
-  StoreDoubles(out, result);
-  return std::vector<Tensor>{result};
+  return Stored(k, out);
 }
 
 // Adds src's elements at index's positions into a copy of self.
@@ -149,9 +154,7 @@ Results ScatterAdd(const KernelArgs& k) {
       k.tensor(2),
       [&](int64_t at, int64_t target) { out[target] += src[src_at[at]]; });
   if (!status.ok()) return status;
-  Tensor result = k.NewResult(0);
-  StoreDoubles(out, result);
-  return std::vector<Tensor>{result};
+  return Stored(k, out);
 }
 
 // self viewed as [outer, size, inner] around `dim`.
@@ -176,48 +179,54 @@ absl::StatusOr<std::vector<int64_t>> IndexVector(absl::string_view op,
   return out;
 }
 
-Results IndexSelect(const KernelArgs& k) {
+// For index_select and index_add: calls f(at_self, at_other) for slice j
+// of index (of `inner` elements each, at every outer position): at_self
+// where it lies in self (slice index[j] along dim), at_other in the
+// result or source (slice j). `inner` is set before the first call.
+template <typename F>
+absl::Status ForEachIndexedSlice(absl::string_view op, const KernelArgs& k,
+                                 int64_t* inner, F f) {
   const Tensor& self = k.tensor(0);
-  int64_t dim = WrapDim(k.arg(1).i, self.shape().size());
-  AroundDim in(self.shape(), dim);
+  AroundDim in(self.shape(), WrapDim(k.arg(1).i, self.shape().size()));
   absl::StatusOr<std::vector<int64_t>> index =
-      IndexVector("index_select", k.tensor(2), in.size);
+      IndexVector(op, k.tensor(2), in.size);
   if (!index.ok()) return index.status();
-  std::vector<double> x = self.ToDoubles();
+  *inner = in.inner;
   int64_t n = static_cast<int64_t>(index->size());
-  std::vector<double> out(in.outer * n * in.inner);
   for (int64_t o = 0; o < in.outer; ++o) {
     for (int64_t j = 0; j < n; ++j) {
-      std::copy_n(&x[(o * in.size + (*index)[j]) * in.inner], in.inner,
-                  &out[(o * n + j) * in.inner]);
+      f((o * in.size + (*index)[j]) * in.inner, (o * n + j) * in.inner);
     }
   }
-  Tensor result = k.NewResult(0);
-  StoreDoubles(out, result);
-  return std::vector<Tensor>{result};
+  return absl::OkStatus();
+}
+
+Results IndexSelect(const KernelArgs& k) {
+  std::vector<double> x = k.tensor(0).ToDoubles();
+  std::vector<double> out(k.result_meta(0).numel());
+  int64_t inner = 0;
+  absl::Status status = ForEachIndexedSlice(
+      "index_select", k, &inner, [&](int64_t at_self, int64_t at_out) {
+        std::copy_n(&x[at_self], inner, &out[at_out]);
+      });
+  if (!status.ok()) return status;
+  return Stored(k, out);
 }
 
 // self + alpha * source, source's slice j added at self's slice index[j].
 Results IndexAdd(const KernelArgs& k) {
-  const Tensor& self = k.tensor(0);
-  int64_t dim = WrapDim(k.arg(1).i, self.shape().size());
-  AroundDim in(self.shape(), dim);
-  absl::StatusOr<std::vector<int64_t>> index =
-      IndexVector("index_add", k.tensor(2), in.size);
-  if (!index.ok()) return index.status();
-  std::vector<double> out = self.ToDoubles(), source = k.tensor(3).ToDoubles();
+  std::vector<double> out = k.tensor(0).ToDoubles();
+  std::vector<double> source = k.tensor(3).ToDoubles();
   double alpha = k.number(4);
-  int64_t n = static_cast<int64_t>(index->size());
-  for (int64_t o = 0; o < in.outer; ++o) {
-    for (int64_t j = 0; j < n; ++j) {
-      double* to = &out[(o * in.size + (*index)[j]) * in.inner];
-      const double* from = &source[(o * n + j) * in.inner];
-      for (int64_t i = 0; i < in.inner; ++i) to[i] += alpha * from[i];
-    }
-  }
-  Tensor result = k.NewResult(0);
-  StoreDoubles(out, result);
-  return std::vector<Tensor>{result};
+  int64_t inner = 0;
+  absl::Status status = ForEachIndexedSlice(
+      "index_add", k, &inner, [&](int64_t at_self, int64_t at_source) {
+        for (int64_t i = 0; i < inner; ++i) {
+          out[at_self + i] += alpha * source[at_source + i];
+        }
+      });
+  if (!status.ok()) return status;
+  return Stored(k, out);
 }
 
 // argmax (max = true) or argmin over one dim or all: the first index of the
@@ -242,9 +251,7 @@ Results ArgReduce(const KernelArgs& k, bool max) {
       out[o * in.inner + i] = static_cast<double>(best);
     }
   }
-  Tensor result = k.NewResult(0);
-  StoreDoubles(out, result);
-  return std::vector<Tensor>{result};
+  return Stored(k, out);
 }
 Results ArgMax(const KernelArgs& k) { return ArgReduce(k, true); }
 Results ArgMin(const KernelArgs& k) { return ArgReduce(k, false); }
