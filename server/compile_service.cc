@@ -104,15 +104,16 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
   workers_->Schedule([this, reactor, response, by_reference, size,
                       bytes = std::move(bytes),
                       digest = std::move(digest)]() mutable {
-    struct Given {
-      BytesInFlight* budget;
-      int64_t n;
-      ~Given() { budget->Give(n); }
-    } given{in_flight_, size};
+    // The request's bytes are given back before the call finishes, so a
+    // client that sends its next request on the answer finds them free.
+    auto finish = [&, given = size](grpc::Status status) mutable {
+      in_flight_->Give(std::exchange(given, 0));
+      reactor->Finish(std::move(status));
+    };
     v1::CompileRequest decoded;
     if (!decoded.ParseFromString(bytes)) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                   "the request is not a CompileRequest"));
+      finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "the request is not a CompileRequest"));
       return;
     }
     CompileRequest r{std::move(*decoded.mutable_graph()),
@@ -120,11 +121,11 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
                      std::move(*decoded.mutable_target()), std::move(digest)};
     absl::StatusOr<CompileResult> result = cache_->Compile(r);
     if (!result.ok()) {
-      reactor->Finish(ToGrpc(result.status()));
+      finish(ToGrpc(result.status()));
       return;
     }
     *response = EncodeResponse(*result, by_reference);
-    reactor->Finish(grpc::Status::OK);
+    finish(grpc::Status::OK);
   });
   return reactor;
 }
