@@ -129,6 +129,19 @@ v1::NativeProgram NativeProgramOf(const CompilePlan& plan) {
   return native;
 }
 
+v1::NativeProgram NativeBackwardProgramOf(const CompilePlan& plan) {
+  v1::NativeProgram native;
+  auto forward = CompileForward(plan, Native());
+  EXPECT_TRUE(forward.ok()) << forward.status();
+  if (!forward.ok()) return native;
+  auto backward = CompileBackward(plan, *forward, Native());
+  EXPECT_TRUE(backward.ok()) << backward.status();
+  if (backward.ok()) {
+    EXPECT_TRUE(native.ParseFromString(backward->payload()));
+  }
+  return native;
+}
+
 std::vector<Tensor> ForwardWith(const Backend& backend, const CompilePlan& plan,
                                 const std::vector<Tensor>& inputs) {
   return RunWith(backend, plan, inputs).outputs;

@@ -44,8 +44,9 @@ struct PlannedGraph {
 };
 std::unique_ptr<PlannedGraph> Plan(const std::string& json);
 
-// The native program of the plan's forward.
+// The native program of the plan's forward, or of its backward.
 v1::NativeProgram NativeProgramOf(const CompilePlan& plan);
+v1::NativeProgram NativeBackwardProgramOf(const CompilePlan& plan);
 
 // The forward's outputs on copies of `inputs`, with `backend`.
 std::vector<Tensor> ForwardWith(const Backend& backend, const CompilePlan& plan,

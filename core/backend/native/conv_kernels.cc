@@ -84,11 +84,13 @@ struct Sizes {
 // Loops over one group's im2col matrix `cols` [rows, columns], image b's
 // columns from b * area, and the image elements they read, for every
 // image b; `body` runs with `c` (the column entry's index) and `i` (the
-// image element's, within `image`, group grp of image b), only where the
-// window lies inside the image (padding reads nothing). `image_base` is
-// the group's image of image b.
+// image element's, within `image`, group grp of image b). With `pad` (the
+// im2col), entries whose window lies in the padding get `pad` instead, so
+// every entry is written; without, they are skipped (padding reads
+// nothing). `image_base` is the group's image of image b.
 std::string ImageLoops(const ConvShape& s, const Sizes& z,
-                       const std::string& image_base, const std::string& body) {
+                       const std::string& image_base, const std::string& body,
+                       const std::string& pad = "") {
   std::string out =
       absl::StrCat("    for (int64_t b = 0; b < ", s.batch, "; ++b) {\n",
                    "    auto* image = ", image_base, ";\n",
@@ -107,23 +109,37 @@ std::string ImageLoops(const ConvShape& s, const Sizes& z,
                   "    for (int64_t ke = 0; ke < ", s.kernel[2], "; ++ke) {\n",
                   "      const int64_t row = ((ch * ", s.kernel[0], " + ka) * ",
                   s.kernel[1], " + kb) * ", s.kernel[2], " + ke;\n");
-  // One loop per spatial dim: output position o?, image position i?.
+  // One loop per spatial dim: output position o?, image position i?, and
+  // with `pad` whether the window lies inside the image so far (in?).
   const char* dims[] = {"a", "b", "e"};
   std::string indent = "      ";
+  std::string inside = "true";
   for (int d = 0; d < 3; ++d) {
     const char* x = dims[d];
     absl::StrAppend(&out, indent, "for (int64_t o", x, " = 0; o", x, " < ",
                     s.out[d], "; ++o", x, ") {\n", indent, "  const int64_t i",
                     x, " = o", x, " * ", s.stride[d], " - ", s.pad[d], " + k",
-                    x, " * ", s.dilation[d], ";\n", indent, "  if (i", x,
-                    " < 0 || i", x, " >= ", s.in[d], ") continue;\n");
+                    x, " * ", s.dilation[d], ";\n");
+    const std::string in_range =
+        absl::StrCat("i", x, " >= 0 && i", x, " < ", s.in[d]);
+    if (pad.empty()) {
+      absl::StrAppend(&out, indent, "  if (!(", in_range, ")) continue;\n");
+    } else {
+      absl::StrAppend(&out, indent, "  const bool in", x, " = ", inside, " && ",
+                      in_range, ";\n");
+      inside = absl::StrCat("in", x);
+    }
     indent += "  ";
   }
   absl::StrAppend(&out, indent, "const int64_t c = row * ", z.columns,
                   " + base + (oa * ", s.out[1], " + ob) * ", s.out[2],
                   " + oe;\n", indent, "const int64_t i = ((ch * ", s.in[0],
-                  " + ia) * ", s.in[1], " + ib) * ", s.in[2], " + ie;\n",
-                  indent, body, "\n");
+                  " + ia) * ", s.in[1], " + ib) * ", s.in[2], " + ie;\n");
+  if (pad.empty()) {
+    absl::StrAppend(&out, indent, body, "\n");
+  } else {
+    absl::StrAppend(&out, indent, "if (ine) ", body, " else ", pad, "\n");
+  }
   for (int d = 2; d >= 0; --d) {
     indent.resize(indent.size() - 2);
     absl::StrAppend(&out, indent, "}\n");
@@ -142,17 +158,16 @@ std::string Gemm(const ConvShape& s, bool trans_a, bool trans_b, int64_t m,
                       ldb, ", 0.0, ", c, ", ", ldc, ");\n");
 }
 
-// The thread's buffers of one group: the im2col matrix `cols` [rows,
-// columns] and `outs` [og, columns], the group's output (or its gradient)
-// with every image's positions side by side (no header needed).
+// The thread's buffers of one group (aotcache_scratch, kernel_source.h):
+// the im2col matrix `cols` [rows, columns] and `outs` [og, columns], the
+// group's output (or its gradient) with every image's positions side by
+// side.
 std::string Scratch(const Sizes& z) {
   return absl::StrCat(
-      "  struct Scratch {\n    C* cols = new C[", z.rows * z.columns,
-      "];\n    C* outs = new C[", z.og * z.columns, "];\n",
-      "    ~Scratch() { delete[] cols; delete[] outs; }\n  };\n",
-      "  static thread_local Scratch scratch;\n",
-      "  C* __restrict cols = scratch.cols;\n",
-      "  C* __restrict outs = scratch.outs;\n");
+      "  C* __restrict cols = static_cast<C*>(aotcache_scratch(0, ",
+      z.rows * z.columns, " * sizeof(C)));\n",
+      "  C* __restrict outs = static_cast<C*>(aotcache_scratch(1, ",
+      z.og * z.columns, " * sizeof(C)));\n");
 }
 
 // `count` elements from `at` set to `value`.
@@ -182,6 +197,13 @@ std::string GroupImage(const std::string& t, const ConvShape& s,
                       z.in_area);
 }
 
+// The im2col of the group's image of every image into cols: every entry
+// written, zeros where the window lies in the padding.
+std::string Im2col(const ConvShape& s, const Sizes& z) {
+  return ImageLoops(s, z, GroupImage("x", s, z), "cols[c] = image[i];",
+                    "cols[c] = C(0);");
+}
+
 // Per group: im2col of every image, one GEMM, then the outputs (and bias)
 // put in place.
 std::string ForwardSource(const ConvShape& s, const Sizes& z) {
@@ -191,10 +213,8 @@ std::string ForwardSource(const ConvShape& s, const Sizes& z) {
       s.bias ? "  const C* bias = static_cast<const C*>(inputs[2]);\n" : "",
       "  C* y = static_cast<C*>(outputs[0]);\n", Scratch(z),
       "  for (int64_t grp = 0; grp < ", s.groups, "; ++grp) {\n");
-  if (!z.direct)
-    absl::StrAppend(&out, Fill("cols", z.rows * z.columns, "C(0)"));
   absl::StrAppend(
-      &out, ImageLoops(s, z, GroupImage("x", s, z), "cols[c] = image[i];"),
+      &out, Im2col(s, z),
       Gemm(s, false, false, z.og, z.columns, z.rows,
            absl::StrCat("w + grp * ", z.og * z.rows), z.rows, "cols", z.columns,
            "outs", z.columns),
@@ -239,11 +259,8 @@ std::string BackwardSource(const ConvShape& s, const Sizes& z) {
   absl::StrAppend(&out, "  for (int64_t grp = 0; grp < ", s.groups,
                   "; ++grp) {\n", OutputLoops(s, z, "outs[col] = gy[at];"));
   if (s.mask[1]) {  // gw = outs [og, columns] @ cols^T [columns, rows]
-    if (!z.direct) {
-      absl::StrAppend(&out, Fill("cols", z.rows * z.columns, "C(0)"));
-    }
     absl::StrAppend(
-        &out, ImageLoops(s, z, GroupImage("x", s, z), "cols[c] = image[i];"),
+        &out, Im2col(s, z),
         Gemm(s, false, true, z.og, z.rows, z.columns, "outs", z.columns, "cols",
              z.columns, absl::StrCat("gw + grp * ", z.og * z.rows), z.rows));
   }

@@ -5,8 +5,9 @@
 // float32, which accumulates in float32 as eager's float32 convolution does
 // (the runtime's reference kernel computes in float64), dgemm for float64.
 // A 1x1 kernel of stride 1 without padding reads the image as it is.
-// Thread-safety: pure functions; a generated kernel keeps a thread_local
-// im2col buffer, so it may run on several threads at once.
+// Thread-safety: pure functions; a generated kernel works in the thread's
+// scratch buffers (kernel_source.h), so it may run on several threads at
+// once.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_CONV_KERNELS_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_CONV_KERNELS_H_
 

@@ -14,7 +14,8 @@
 // Matrix products (mm, addmm, bmm) become calls to OpenBLAS's
 // cblas_sgemm/dgemm (link -lopenblas); softmax, log_softmax and layer norm
 // have kernels of their own, as have convolutions and their backward
-// (im2col and GEMM, conv_kernels.h).
+// (im2col and GEMM, conv_kernels.h), batch norm (norm_kernels.h) and
+// pooling (pool_kernels.h): own_kernels.h.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_FUSION_H_
@@ -30,48 +31,24 @@ struct FusedGroup {
   std::vector<int> nodes;    // Resolved node indices, in graph order.
   std::vector<int> inputs;   // Value ids read from outside, in first use.
   std::vector<int> outputs;  // The sink's results (value ids).
-  // One mm or addmm node through BLAS (cblas_?gemm), generated for its
-  // operands' layouts: each a row- or column-major matrix.
-  bool matmul = false;
   // The last node is a sum or mean over leading or trailing dims of a
   // contiguous tensor; the others compute its input, element by element.
   bool reduction = false;
   // Elementwise with an operand read through its strides (broadcast along
   // some dims, or laid out otherwise): loops over the output's dims.
   bool strided = false;
-  // One softmax or log_softmax, or the backward of one, over the last dim
-  // of contiguous tensors.
-  bool softmax = false;
-  // One native_layer_norm over trailing dims of a contiguous tensor, with
-  // its three results.
-  bool layer_norm = false;
-  // One native_layer_norm_backward over the same, with its three results.
-  bool layer_norm_backward = false;
-  // One select_scatter, slice_scatter or as_strided_scatter.
-  bool scatter = false;
-  // One mse_loss, or its backward.
-  bool mse_loss = false;
-  // One cat: a copy of each part into its columns of the result.
-  bool concat = false;
-  // One dot of two vectors, read through their strides.
-  bool dot = false;
-  // One var.correction over blocks of dims of a contiguous tensor.
-  bool var = false;
-  // One convolution or convolution_backward (conv_kernels.h).
-  bool conv = false;
+  // One node with a kernel of its own kind (own_kernels.h): a matrix
+  // product, softmax, a norm, a convolution, ...
+  bool own_kernel = false;
 
   // Generated for its operands' layouts, not elementwise over contiguous
   // operands of its output's size.
-  bool any_layout() const {
-    return matmul || reduction || strided || softmax || layer_norm ||
-           layer_norm_backward || scatter || mse_loss || concat || dot || var ||
-           conv;
-  }
+  bool any_layout() const { return own_kernel || reduction || strided; }
 };
 
 // Elementwise groups (a single node too: one vectorized loop), and the
-// nodes with kernels of their own kind (kernel_patterns.h: matrix products,
-// softmax, layer norm); a node is in at most one group.
+// nodes with kernels of their own kind (own_kernels.h); a node is in at
+// most one group.
 std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& graph);
 
 // The C++ source of the groups' kernels, aotcache_kernel_<index>.

@@ -136,6 +136,29 @@ void cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
 void cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
                  const double*, int, double, double*, int);
 }
+// Scratch memory of the kernels that need it (convolutions, the pooling
+// backwards): per thread, buffers grown to the largest size asked and
+// shared by this source's kernels, as a thread runs one kernel at a time.
+namespace {
+struct AotcacheScratch {
+  void* buffer[2] = {nullptr, nullptr};
+  decltype(sizeof(0)) size[2] = {0, 0};
+  ~AotcacheScratch() {
+    ::operator delete(buffer[0]);
+    ::operator delete(buffer[1]);
+  }
+};
+void* aotcache_scratch(int slot, decltype(sizeof(0)) bytes) {
+  static thread_local AotcacheScratch scratch;
+  if (scratch.size[slot] < bytes) {
+    ::operator delete(scratch.buffer[slot]);
+    scratch.size[slot] = 0;
+    scratch.buffer[slot] = ::operator new(bytes);
+    scratch.size[slot] = bytes;
+  }
+  return scratch.buffer[slot];
+}
+}  // namespace
 namespace vm {
 inline float exp(float x) { return expf(x); }
 inline float log(float x) { return logf(x); }

@@ -1,12 +1,13 @@
 // The fixed parts of the native backend's generated C++ (fusion.h puts
 // them together): the formula of each elementwise op, the preamble every
-// source starts with (vector math through libmvec, CBLAS), number literals,
-// the element functions the loops call, and the bodies of the kernels that are
-// not elementwise loops (matrix products through BLAS; softmax, layer norm,
-// scatters, dot, cat and mse_loss in structured_sources.cc). Bodies run inside
-// `extern "C" void k(const void* const* inputs, void* const* outputs, int64_t
-// n)` with `using C = <the first output's type>;`. Thread-safety: pure
-// functions; an ElementFunctions is not thread-safe (one per generated source).
+// source starts with (vector math through libmvec, CBLAS, the threads'
+// scratch memory), number literals, the element functions the loops call,
+// and the bodies of the kernels that are not elementwise loops (matrix
+// products through BLAS; softmax, layer norm, scatters, dot, cat and
+// mse_loss in structured_sources.cc). Bodies run inside `extern "C" void
+// k(const void* const* inputs, void* const* outputs, int64_t n)` with
+// `using C = <the first output's type>;`. Thread-safety: pure functions; an
+// ElementFunctions is not thread-safe (one per generated source).
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
 

@@ -4,101 +4,92 @@
 #include "core/backend/native/conv_kernels.h"
 #include "core/backend/native/kernel_patterns.h"
 #include "core/backend/native/kernel_source.h"
+#include "core/backend/native/norm_kernels.h"
+#include "core/backend/native/pool_kernels.h"
 #include "core/backend/native/structured_patterns.h"
 
 namespace aotcache {
+namespace {
 
-std::optional<FusedGroup> OwnKernelGroup(const ResolvedGraph& g, int n) {
-  // A group of `kind` reading `inputs` (by position), writing the node's
-  // results.
-  auto single = [&](bool FusedGroup::*kind, std::vector<int> inputs) {
-    FusedGroup group;
-    group.*kind = true;
-    group.nodes = {n};
-    group.inputs = std::move(inputs);
-    group.outputs = g.nodes[n].results;
-    return group;
+// A node's kernel of its own kind: the values it reads (by position: one
+// may repeat) and its body.
+struct OwnKernel {
+  std::vector<int> inputs;
+  std::string source;
+};
+
+// The node's own kernel, if one takes it. `read[v]`: whether value v is
+// read; empty for the node's masks as they are (a masked-out result that is
+// read is computed all the same).
+std::optional<OwnKernel> OwnKernelOf(const ResolvedGraph& g,
+                                     const ResolvedNode& node,
+                                     const std::vector<bool>& read) {
+  auto tensor = [&](int k) { return node.args[k].values[0]; };
+  auto tensors = [&](std::initializer_list<int> positions) {
+    std::vector<int> inputs;
+    for (int k : positions) {
+      if (!node.args[k].is_none()) inputs.push_back(tensor(k));
+    }
+    return inputs;
   };
-  auto tensor = [&](const ResolvedNode& node, int k) {
-    return node.args[k].values[0];
-  };
-  const ResolvedNode& node = g.nodes[n];
+  auto is_read = [&](int r) { return !read.empty() && read[node.results[r]]; };
   if (BlasMatmul(g, node)) {
     std::vector<int> inputs;
     for (const BoundArg& a : node.args) {
       if (a.kind == BoundArg::Kind::kTensor) inputs.push_back(a.values[0]);
     }
-    return single(&FusedGroup::matmul, std::move(inputs));
-  } else if (std::optional<SoftmaxShape> softmax = SoftmaxOf(g, node)) {
-    return single(&FusedGroup::softmax,
-                  softmax->backward
-                      ? std::vector<int>{tensor(node, 0), tensor(node, 1)}
-                      : std::vector<int>{tensor(node, 0)});
-  } else if (std::optional<MseLossShape> mse = MseLossOf(g, node)) {
-    std::vector<int> inputs;
-    for (int k = 0; k < (mse->backward ? 3 : 2); ++k) {
-      inputs.push_back(tensor(node, k));
-    }
-    return single(&FusedGroup::mse_loss, std::move(inputs));
-  } else if (DotOf(g, node).has_value()) {
-    return single(&FusedGroup::dot, {tensor(node, 0), tensor(node, 1)});
-  } else if (VarOf(g, node).has_value()) {
-    return single(&FusedGroup::var, {tensor(node, 0)});
-  } else if (ConcatOf(g, node).has_value()) {
-    // By position: a part may repeat.
-    return single(&FusedGroup::concat, node.args[0].values);
-  } else if (ScatterOf(g, node).has_value()) {
-    return single(&FusedGroup::scatter, {tensor(node, 0), tensor(node, 1)});
-  } else if (std::optional<ConvShape> conv = ConvOf(g, node)) {
+    return OwnKernel{std::move(inputs),
+                     absl::StrCat("  (void)n;\n  C* out = "
+                                  "static_cast<C*>(outputs[0]);\n",
+                                  GemmSource(GemmOf(g, node)))};
+  } else if (std::optional<SoftmaxShape> s = SoftmaxOf(g, node)) {
+    return OwnKernel{s->backward ? tensors({0, 1}) : tensors({0}),
+                     SoftmaxSource(*s)};
+  } else if (std::optional<MseLossShape> s = MseLossOf(g, node)) {
+    return OwnKernel{s->backward ? tensors({0, 1, 2}) : tensors({0, 1}),
+                     MseLossSource(*s)};
+  } else if (std::optional<DotShape> s = DotOf(g, node)) {
+    return OwnKernel{tensors({0, 1}), DotSource(*s)};
+  } else if (std::optional<VarShape> s = VarOf(g, node)) {
+    return OwnKernel{tensors({0}), VarSource(*s)};
+  } else if (std::optional<ConcatShape> s = ConcatOf(g, node)) {
+    return OwnKernel{node.args[0].values, ConcatSource(*s)};
+  } else if (std::optional<ScatterShape> s = ScatterOf(g, node)) {
+    return OwnKernel{tensors({0, 1}), ScatterSource(*s)};
+  } else if (std::optional<ConvShape> s = ConvOf(g, node)) {
     // Forward: x, weight, bias?; backward: the gradient, x, weight.
-    std::vector<int> inputs = {tensor(node, 0), tensor(node, 1)};
-    if (conv->backward || conv->bias) inputs.push_back(tensor(node, 2));
-    return single(&FusedGroup::conv, std::move(inputs));
-  } else {
-    const bool forward = LayerNormOf(g, node).has_value();
-    if (!forward && !LayerNormBackwardOf(g, node).has_value()) {
-      return std::nullopt;
-    }
-    std::vector<int> inputs;
-    for (int k : forward ? std::vector<int>{0, 2, 3}
-                         : std::vector<int>{0, 1, 3, 4, 5}) {
-      if (!node.args[k].is_none()) inputs.push_back(tensor(node, k));
-    }
-    return single(
-        forward ? &FusedGroup::layer_norm : &FusedGroup::layer_norm_backward,
-        std::move(inputs));
+    return OwnKernel{tensors({0, 1, 2}), ConvSource(*s)};
+  } else if (std::optional<BatchNormShape> s = BatchNormOf(g, node)) {
+    return OwnKernel{BatchNormInputs(node, *s), BatchNormSource(*s)};
+  } else if (std::optional<PoolShape> s = PoolOf(g, node)) {
+    return OwnKernel{PoolInputs(node, *s), PoolSource(*s)};
+  } else if (std::optional<LayerNormShape> s = LayerNormOf(g, node)) {
+    return OwnKernel{tensors({0, 2, 3}), LayerNormSource(*s)};
+  } else if (std::optional<LayerNormBackwardShape> s =
+                 LayerNormBackwardOf(g, node)) {
+    for (int r = 0; r < 3; ++r) s->mask[r] |= is_read(r);
+    return OwnKernel{tensors({0, 1, 3, 4, 5}), LayerNormBackwardSource(*s)};
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<FusedGroup> OwnKernelGroup(const ResolvedGraph& g, int n) {
+  std::optional<OwnKernel> own = OwnKernelOf(g, g.nodes[n], {});
+  if (!own.has_value()) return std::nullopt;
+  FusedGroup group;
+  group.own_kernel = true;
+  group.nodes = {n};
+  group.inputs = std::move(own->inputs);
+  group.outputs = g.nodes[n].results;
+  return group;
 }
 
 std::string OwnKernelSource(const ResolvedGraph& g, const FusedGroup& group,
                             const std::vector<bool>& read) {
-  const ResolvedNode& first = g.nodes[group.nodes[0]];
-  if (group.softmax) {
-    return SoftmaxSource(*SoftmaxOf(g, first));
-  } else if (group.mse_loss) {
-    return MseLossSource(*MseLossOf(g, first));
-  } else if (group.scatter) {
-    return ScatterSource(*ScatterOf(g, first));
-  } else if (group.dot) {
-    return DotSource(*DotOf(g, first));
-  } else if (group.var) {
-    return VarSource(*VarOf(g, first));
-  } else if (group.concat) {
-    return ConcatSource(*ConcatOf(g, first));
-  } else if (group.layer_norm) {
-    return LayerNormSource(*LayerNormOf(g, first));
-  } else if (group.layer_norm_backward) {
-    LayerNormBackwardShape s = *LayerNormBackwardOf(g, first);
-    // A result the mask leaves out is computed all the same if read.
-    for (int r = 0; r < 3; ++r) s.mask[r] |= read[first.results[r]];
-    return LayerNormBackwardSource(s);
-  } else if (group.conv) {
-    return ConvSource(*ConvOf(g, first));
-  } else if (group.matmul) {
-    return absl::StrCat("  (void)n;\n  C* out = static_cast<C*>(outputs[0]);\n",
-                        GemmSource(GemmOf(g, first)));
-  }
-  return "";
+  if (!group.own_kernel) return "";
+  return OwnKernelOf(g, g.nodes[group.nodes[0]], read)->source;
 }
 
 }  // namespace aotcache

@@ -1,8 +1,10 @@
 // The native backend's nodes with kernels of their own kind, not fused
 // elementwise loops: matrix products (BLAS), softmax and log_softmax and
 // their backward, layer norm and its backward, mse_loss, dot, var, cat, the
-// scatters and convolutions (kernel_patterns.h, conv_kernels.h). Each is a
-// group of one node; fusion.cc asks for the group and for its source.
+// scatters (kernel_patterns.h, structured_patterns.h), convolutions
+// (conv_kernels.h), batch norm (norm_kernels.h) and pooling
+// (pool_kernels.h), each with its backward. Each is a group of one node;
+// fusion.cc asks for the group and for its source.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_OWN_KERNELS_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_OWN_KERNELS_H_
