@@ -5,11 +5,18 @@
 // gradients masked out); max pooling with padding, dilation and ceil_mode
 // (NaN wins its window), average pooling with and without the padding
 // counted and with a divisor, adaptive average pooling over sizes that do
-// not divide, and their backwards, in float32 and float64.
+// not divide, and their backwards, in float32 and float64; and graphs of
+// such nodes with random geometries (40 seeds passed when written; 3 run
+// here).
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/graph/pooling_inference.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/backend/compare_backends.h"
@@ -189,6 +196,128 @@ TEST(NativeNormPoolTest, TheMaxBackwardIsGeneratedOnlyForItsForwardsIndices) {
                     {2, 3, 3, 3}, [](int64_t i) { return i % 4 * 1.0; },
                     v1::DTYPE_INT64)});
 }
+
+// Random geometries, each checked against the runtime's kernels: per seed,
+// one graph of pooling nodes (kernel, stride, padding, dilation, ceil_mode,
+// count_include_pad, divisor drawn at random among those torch accepts) and
+// batch norms (train and eval, 2-d to 4-d), trained so that every backward
+// runs too.
+class NativeNormPoolSweepTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(NativeNormPoolSweepTest, RandomGeometriesMatchTheRuntime) {
+  std::mt19937 rng(GetParam());
+  auto draw = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  auto ints = [](std::vector<int64_t> v) {
+    return absl::StrCat("{\"ints\": {\"values\": [", absl::StrJoin(v, ", "),
+                        "]}}");
+  };
+  auto flag = [](bool b) {
+    return b ? "{\"bool\": true}" : "{\"bool\": false}";
+  };
+  std::vector<std::string> inputs, nodes, outputs;
+  std::vector<Tensor> values;
+  // The first input holds ties and a NaN; variances are positive.
+  auto input = [&](std::vector<int64_t> shape, bool grad,
+                   double (*fill)(int64_t) = Wave) {
+    const std::string name = absl::StrCat("in", inputs.size());
+    inputs.push_back(absl::StrCat(
+        "{\"name\": \"", name, "\", \"meta\": {\"shape\": [",
+        absl::StrJoin(shape, ", "), "], \"dtype\": \"DTYPE_FLOAT32\", ",
+        grad ? "\"requires_grad\": true, " : "", "\"is_leaf\": true}}"));
+    values.push_back(Filled(std::move(shape), values.empty() ? Steps : fill));
+    return name;
+  };
+  auto node = [&](const std::string& op, const std::vector<std::string>& args,
+                  bool first_result) {
+    const std::string name = absl::StrCat("n", nodes.size());
+    nodes.push_back(absl::StrCat("{\"name\": \"", name, "\", \"op\": \"", op,
+                                 "\", \"args\": [", absl::StrJoin(args, ", "),
+                                 "], \"grad_mode\": \"GRAD_MODE_ENABLED\"}"));
+    if (!first_result) return name;
+    const std::string item = absl::StrCat("n", nodes.size());
+    nodes.push_back(absl::StrCat(
+        "{\"name\": \"", item,
+        "\", \"op\": \"getitem\", \"args\": [{\"node\": "
+        "\"",
+        name, "\"}, {\"int\": 0}], \"grad_mode\": \"GRAD_MODE_ENABLED\"}"));
+    return item;
+  };
+  auto ref = [](const std::string& name) {
+    return absl::StrCat("{\"node\": \"", name, "\"}");
+  };
+  for (int k = 0; k < 6; ++k) {
+    std::vector<int64_t> shape = {draw(1, 3), draw(1, 4), draw(3, 11),
+                                  draw(3, 11)};
+    if (draw(0, 3) == 0) shape.erase(shape.begin());  // (C, H, W).
+    const bool max = k % 3 == 0, avg = k % 3 == 1;
+    std::vector<int64_t> kernel = {draw(1, 3), draw(1, 3)};
+    std::vector<int64_t> stride = {draw(1, 3), draw(1, 3)};
+    std::vector<int64_t> dilation = {max ? draw(1, 2) : 1,
+                                     max ? draw(1, 2) : 1};
+    std::vector<int64_t> padding = {
+        draw(0, (dilation[0] * (kernel[0] - 1) + 1) / 2),
+        draw(0, (dilation[1] * (kernel[1] - 1) + 1) / 2)};
+    const bool ceil = draw(0, 1) == 1;
+    if (!(max || avg)) {
+      const std::string x = input(shape, true);
+      outputs.push_back(
+          node("aten._adaptive_avg_pool2d.default",
+               {ref(x), ints({draw(1, shape[shape.size() - 2]), draw(1, 5)})},
+               false));
+      continue;
+    }
+    if (!PoolGeometryOf(shape, kernel, stride, padding,
+                        max ? dilation : std::vector<int64_t>{1}, ceil)
+             .ok()) {
+      continue;
+    }
+    const std::string x = input(shape, true);
+    if (max) {
+      outputs.push_back(node("aten.max_pool2d_with_indices.default",
+                             {ref(x), ints(kernel), ints(stride), ints(padding),
+                              ints(dilation), flag(ceil)},
+                             true));
+    } else {
+      std::vector<std::string> args = {ref(x),       ints(kernel),
+                                       ints(stride), ints(padding),
+                                       flag(ceil),   flag(draw(0, 1) == 1)};
+      if (draw(0, 2) == 0)
+        args.push_back(absl::StrCat("{\"int\": ", draw(1, 7), "}"));
+      outputs.push_back(node("aten.avg_pool2d.default", args, false));
+    }
+  }
+  for (bool train : {true, false}) {
+    std::vector<int64_t> shape = {draw(1, 4), draw(1, 5)};
+    for (int d = draw(0, 2); d > 0; --d) shape.push_back(draw(1, 6));
+    const std::string x = input(shape, true);
+    const bool affine = draw(0, 1) == 1;
+    const std::string w =
+        affine ? ref(input({shape[1]}, true)) : "{\"none\": true}";
+    const std::string b =
+        affine ? ref(input({shape[1]}, true)) : "{\"none\": true}";
+    const std::string mean = ref(input({shape[1]}, false));
+    const std::string var = ref(input({shape[1]}, false, Ramp));
+    outputs.push_back(node("aten.native_batch_norm.default",
+                           {ref(x), w, b, mean, var, flag(train),
+                            "{\"float\": 0.1}", "{\"float\": 1e-05}"},
+                           true));
+  }
+  std::vector<std::string> quoted;
+  for (const std::string& o : outputs) quoted.push_back("\"" + o + "\"");
+  auto p = Plan(absl::StrCat("{\"inputs\": [", absl::StrJoin(inputs, ", "),
+                             "], \"nodes\": [", absl::StrJoin(nodes, ", "),
+                             "], \"outputs\": [", absl::StrJoin(quoted, ", "),
+                             "]}"));
+  ASSERT_NE(p, nullptr);
+  EXPECT_THAT(NativeProgramOf(p->plan).source(),
+              HasSubstr("Run by the runtime's kernels: none"));
+  ExpectNativeMatchesReference(p->plan, values);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, NativeNormPoolSweepTest,
+                         ::testing::Range(1, 4));
 
 }  // namespace
 }  // namespace aotcache
