@@ -197,6 +197,21 @@ TEST(NativeNormPoolTest, TheMaxBackwardIsGeneratedOnlyForItsForwardsIndices) {
                     v1::DTYPE_INT64)});
 }
 
+// A backward over a plane past 2^24 elements (its sums would not fit the
+// scratch buffer's bound) is left to the runtime's kernel.
+TEST(NativeNormPoolTest, ABackwardOverAHugePlaneRunsOnTheRuntime) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "g", "meta": {"shape": [1, 1, 2049, 2049], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "x", "meta": {"shape": [1, 1, 4098, 4098], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "gx", "op": "aten.avg_pool2d_backward.default", "args": [{"node": "g"}, {"node": "x"}, {"ints": {"values": [2, 2]}}, {"ints": {"values": [2, 2]}}, {"ints": {"values": [0, 0]}}, {"bool": false}, {"bool": true}, {"none": true}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["gx"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_EQ(native.kernels_size(), 0);
+}
+
 // Random geometries, each checked against the runtime's kernels: per seed,
 // one graph of pooling nodes (kernel, stride, padding, dilation, ceil_mode,
 // count_include_pad, divisor drawn at random among those torch accepts) and

@@ -8,6 +8,8 @@ namespace {
 
 using Kind = PoolShape::Kind;
 
+constexpr int64_t kMaxPlane = int64_t{1} << 24;
+
 const Meta& ArgMeta(const ResolvedGraph& g, const ResolvedNode& node, int k) {
   return g.values[node.args[k].values[0]].meta;
 }
@@ -116,6 +118,9 @@ std::optional<PoolShape> PoolOf(const ResolvedGraph& g,
       (s.backward && ArgMeta(g, node, 0).numel() != pooled)) {
     return std::nullopt;
   }
+  // A backward sums a plane in the thread's scratch buffer: past
+  // kMaxPlane elements the runtime's kernel runs the node instead.
+  if (s.backward && geo.in[0] * geo.in[1] > kMaxPlane) return std::nullopt;
   if (s.kind == Kind::kMax && s.backward &&
       (!IsTensor(node, 7) || !Plain(ArgMeta(g, node, 7), v1::DTYPE_INT64) ||
        !IndicesFromForward(g, node, geo))) {
