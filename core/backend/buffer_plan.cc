@@ -42,50 +42,77 @@ absl::StatusOr<v1::ReferenceProgram> PlanBuffers(
   }
   for (int v : g.outputs) last_use[owner[v]] = kForever;
 
+  // A result needs memory when its node runs at its own turn, when a node
+  // running at another turn reads it (the output of a fused kernel that an
+  // absorbed node makes, as the ReLU after a batch norm), or when returned;
+  // it gets it at the turn that makes it.
+  std::vector<int> maker(num_values, -1), flat_of(num_values, -1);
+  std::vector<std::vector<int>> made_at(g.nodes.size());
+  int num_results = 0;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (int r : g.nodes[n].results) {
+      maker[r] = static_cast<int>(n);
+      flat_of[r] = num_results++;
+    }
+    made_at[turn[n]].push_back(static_cast<int>(n));
+  }
+  std::vector<bool> in_memory(num_values, false);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (int r : g.nodes[n].results) {
+      in_memory[r] = in_memory[r] || turn[n] == static_cast<int>(n);
+    }
+    for (const BoundArg& a : g.nodes[n].args) {
+      for (int v : a.values) {
+        if (maker[v] >= 0 && turn[maker[v]] != turn[n]) in_memory[v] = true;
+      }
+    }
+  }
+  for (int v : g.outputs) in_memory[v] = true;
+
   v1::ReferenceProgram program;
   std::vector<int> slot_of(num_values, -1);
+  std::vector<int> result_slot(num_results, -1);
   std::vector<int> free_slots;
   std::vector<std::vector<int>> release_at(g.nodes.size());  // Owners.
   int64_t returned_bytes = 0, unplanned = 0;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const ResolvedNode& node = g.nodes[n];
-    for (int r : node.results) {
-      int slot = -1;
-      // A fused group's inner results are never in memory.
-      if (fresh[r] && turn[n] == static_cast<int>(n)) {
+  for (size_t t = 0; t < g.nodes.size(); ++t) {
+    for (int n : made_at[t]) {
+      for (int r : g.nodes[n].results) {
+        // A fused group's inner results are never in memory.
+        if (!fresh[r] || !in_memory[r]) continue;
         const Meta& m = g.values[r].meta;
         int64_t bytes = m.StorageExtent() * ItemSize(m.dtype);
         unplanned += bytes;
         if (last_use[r] == kForever) {
           returned_bytes += bytes;
-        } else {
-          // Best fit among free slots; else a new one.
-          int best = -1;
-          for (size_t i = 0; i < free_slots.size(); ++i) {
-            int64_t size = program.slot_bytes(free_slots[i]);
-            if (size >= bytes &&
-                (best < 0 || size < program.slot_bytes(free_slots[best]))) {
-              best = static_cast<int>(i);
-            }
-          }
-          if (best >= 0) {
-            slot = free_slots[best];
-            free_slots.erase(free_slots.begin() + best);
-          } else {
-            slot = program.slot_bytes_size();
-            program.add_slot_bytes(bytes);
-          }
-          slot_of[r] = slot;
-          // Unused results are free right after the node that made them.
-          int release = last_use[r] < static_cast<int>(n) ? static_cast<int>(n)
-                                                          : last_use[r];
-          release_at[release].push_back(r);
+          continue;
         }
+        // Best fit among free slots; else a new one.
+        int best = -1;
+        for (size_t i = 0; i < free_slots.size(); ++i) {
+          int64_t size = program.slot_bytes(free_slots[i]);
+          if (size >= bytes &&
+              (best < 0 || size < program.slot_bytes(free_slots[best]))) {
+            best = static_cast<int>(i);
+          }
+        }
+        int slot;
+        if (best >= 0) {
+          slot = free_slots[best];
+          free_slots.erase(free_slots.begin() + best);
+        } else {
+          slot = program.slot_bytes_size();
+          program.add_slot_bytes(bytes);
+        }
+        slot_of[r] = slot;
+        result_slot[flat_of[r]] = slot;
+        // Unused results are free right after the turn that made them.
+        release_at[std::max(last_use[r], static_cast<int>(t))].push_back(r);
       }
-      program.add_result_slot(slot);
     }
-    for (int v : release_at[n]) free_slots.push_back(slot_of[v]);
+    for (int v : release_at[t]) free_slots.push_back(slot_of[v]);
   }
+  for (int slot : result_slot) program.add_result_slot(slot);
   int64_t slots = 0;
   for (int64_t b : program.slot_bytes()) slots += b;
   program.set_planned_peak_bytes(slots + returned_bytes);

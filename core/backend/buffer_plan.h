@@ -18,9 +18,11 @@ namespace aotcache {
 // is not valid.
 //
 // `run_at`, when given, says per node which node's turn computes it: a node
-// of a fused group (native backend) runs when its group's last node does,
-// so its operands live until then, and only that last node's result needs
-// memory.
+// of a fused group (native backend) runs when its group's kernel does, at
+// its last node's turn, so its operands live until then. A result needs
+// memory when its node runs at its own turn, or when it is read at another
+// turn (a kernel's output that an absorbed node makes): from the turn that
+// makes it.
 absl::StatusOr<v1::ReferenceProgram> PlanBuffers(
     v1::Graph graph, const std::vector<int>* run_at = nullptr);
 

@@ -92,32 +92,47 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
   e->fused_role_.assign(g.nodes.size(), kNotFused);
   std::vector<int> group_of_value(g.values.size(), -1);
   std::vector<int> group_of_node(g.nodes.size(), -1);
+  // Per value made by a node: that node, and its index in result_slot_.
+  std::vector<int> maker(g.values.size(), -1), flat_of_value(g.values.size());
+  for (size_t n = 0, flat = 0; n < g.nodes.size(); ++n) {
+    for (int v : g.nodes[n].results) {
+      maker[v] = static_cast<int>(n);
+      flat_of_value[v] = static_cast<int>(flat++);
+    }
+  }
+  e->fused_output_results_.resize(fused.size());
   for (size_t k = 0; k < fused.size(); ++k) {
     const FusedKernel& f = fused[k];
-    if (f.fn == nullptr || f.nodes.empty()) {
+    if (f.fn == nullptr || f.nodes.empty() || f.outputs.empty()) {
       return absl::InvalidArgumentError("a fused kernel without a function");
     }
     const int sink = f.nodes.back();
     for (int n : f.nodes) {
       if (n < 0 || n >= static_cast<int>(g.nodes.size()) ||
-          e->fused_role_[n] != kNotFused ||
-          (n != sink && g.nodes[n].results.size() != 1)) {
+          e->fused_role_[n] != kNotFused) {
         return absl::InvalidArgumentError("a fused kernel's nodes overlap");
       }
       e->fused_role_[n] = kInsideFused;
       group_of_node[n] = static_cast<int>(k);
       for (int v : g.nodes[n].results) group_of_value[v] = static_cast<int>(k);
     }
-    if (g.nodes[sink].results != f.outputs) {
-      return absl::InvalidArgumentError(
-          "a fused kernel's outputs are not its sink's results");
+    for (int v : f.outputs) {
+      if (v < 0 || v >= static_cast<int>(g.values.size()) ||
+          group_of_value[v] != static_cast<int>(k) ||
+          std::count(f.outputs.begin(), f.outputs.end(), v) != 1) {
+        return absl::InvalidArgumentError(
+            "a fused kernel's outputs are not its nodes' results");
+      }
+      e->fused_output_results_[k].push_back(flat_of_value[v]);
     }
     e->fused_role_[sink] = static_cast<int>(k);
     const Meta& out = g.values[f.outputs[0]].meta;
     for (int v : f.inputs) {
-      if (v < 0 || v >= static_cast<int>(g.values.size())) {
-        return absl::InvalidArgumentError(
-            "a fused kernel reads an unknown value");
+      // Made before the kernel runs, outside it.
+      if (v < 0 || v >= static_cast<int>(g.values.size()) ||
+          group_of_value[v] == static_cast<int>(k) || maker[v] >= sink) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "fused kernel ", k, " reads a value not made before it runs"));
       }
       // A kernel generated for its operands' layouts takes them as the
       // graph says they are (Run checks the inputs against the graph).
@@ -155,6 +170,13 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
         if (read_outside(v, group_of_node[n])) {
           return absl::InvalidArgumentError(
               "a fused kernel's inner value is read outside it");
+        }
+        // An output is read after its kernel ran.
+        const int owner = group_of_value[v];
+        if (owner >= 0 && owner != group_of_node[n] &&
+            static_cast<int>(n) < fused[owner].nodes.back()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "fused kernel ", owner, "'s output is read before it runs"));
         }
       }
     }
@@ -220,9 +242,10 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
       if (fused_role_[n] >= 0) {
         const FusedKernel& f = fused_[fused_role_[n]];
         out.clear();
+        const std::vector<int>& results = fused_output_results_[fused_role_[n]];
         for (size_t r = 0; r < f.outputs.size(); ++r) {
           const Meta& m = g.values[f.outputs[r]].meta;
-          int slot = result_slot_.empty() ? -1 : result_slot_[flat_result + r];
+          int slot = result_slot_.empty() ? -1 : result_slot_[results[r]];
           Tensor t = slot >= 0 ? Tensor::Borrow(arenas[slot].get(),
                                                 m.StorageExtent(), m)
                                : Tensor::Uninitialized(m);

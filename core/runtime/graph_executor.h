@@ -31,10 +31,14 @@ class GraphExecutor {
   static absl::StatusOr<std::unique_ptr<GraphExecutor>> Create(
       const v1::ReferenceProgram& program);
 
-  // A native backend kernel: computes the values `outputs` (the results of
-  // the last of `nodes`) from the values `inputs` (contiguous, of the first
-  // output's numel and dtype) in place of the group `nodes`, whose other
-  // results nothing else reads.
+  // A native backend kernel: computes the values `outputs` (results of
+  // the group `nodes`) from the values `inputs` (contiguous, of the first
+  // output's numel and dtype) in place of the group, whose other results
+  // nothing else reads. It runs at the turn of the last of `nodes`: the
+  // inputs are made before it, the outputs read after it. (An elementwise
+  // group ends with the node whose results it outputs; a kernel of its own
+  // kind ends with its node, after the nodes it absorbs, such as the ReLU
+  // after a batch norm.)
   struct FusedKernel {
     std::vector<int> nodes;
     std::vector<int> inputs;
@@ -84,6 +88,8 @@ class GraphExecutor {
   static constexpr int kInsideFused = -2;
   std::vector<int> fused_role_;
   std::vector<FusedKernel> fused_;
+  // Per fused kernel, per output: its index in result_slot_.
+  std::vector<std::vector<int>> fused_output_results_;
 };
 
 }  // namespace aotcache

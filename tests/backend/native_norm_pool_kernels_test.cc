@@ -59,8 +59,12 @@ std::string RuntimeNodes(const std::string& source) {
   return source.substr(from, source.find('\n', from) - from);
 }
 
-// Trained: the statistics of the batch, the running ones updated, and
-// every gradient through native_batch_norm_backward.
+// What a batch norm's kernel writes when it absorbs the ReLU after it.
+constexpr char kFusedRelu[] = "y[i] = v != v ? v : (v > 0 ? v : C(0));";
+
+// Trained: the statistics of the batch, the running ones updated (read
+// before the ReLU that the second batch norm absorbs), and every gradient
+// through native_batch_norm_backward.
 void ExpectTrainedBatchNormMatches(DType dtype) {
   auto p = Plan(Typed(R"json({
     "inputs": [{"name": "x", "meta": {"shape": [3, 4, 5, 6], "dtype": "T", "requires_grad": true, "is_leaf": true}},
@@ -73,13 +77,15 @@ void ExpectTrainedBatchNormMatches(DType dtype) {
       {"name": "bn", "op": "aten.native_batch_norm.default", "args": [{"node": "x"}, {"node": "w"}, {"node": "b"}, {"node": "rm"}, {"node": "rv"}, {"bool": true}, {"float": 0.1}, {"float": 1e-05}], "grad_mode": "GRAD_MODE_ENABLED"},
       {"name": "y", "op": "getitem", "args": [{"node": "bn"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
       {"name": "plain", "op": "aten.native_batch_norm.default", "args": [{"node": "s"}, {"none": true}, {"none": true}, {"none": true}, {"none": true}, {"bool": true}, {"float": 0.1}, {"float": 0.001}], "grad_mode": "GRAD_MODE_ENABLED"},
-      {"name": "z", "op": "getitem", "args": [{"node": "plain"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"}
+      {"name": "z", "op": "getitem", "args": [{"node": "plain"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "r", "op": "aten.relu.default", "args": [{"node": "z"}], "grad_mode": "GRAD_MODE_ENABLED"}
     ],
-    "outputs": ["y", "z"]})json",
+    "outputs": ["y", "r"]})json",
                       dtype));
   ASSERT_NE(p, nullptr);
-  EXPECT_THAT(NativeProgramOf(p->plan).source(),
-              HasSubstr("Run by the runtime's kernels: none"));
+  const std::string source = NativeProgramOf(p->plan).source();
+  EXPECT_THAT(source, HasSubstr("Run by the runtime's kernels: none"));
+  EXPECT_THAT(source, HasSubstr(kFusedRelu));
   EXPECT_THAT(NativeBackwardProgramOf(p->plan).source(),
               HasSubstr("Run by the runtime's kernels: none"));
   ExpectNativeMatchesReference(
@@ -125,6 +131,50 @@ TEST(NativeNormPoolTest, EvalBatchNormAndMaskedBackwards) {
       p->plan, {Filled({2, 3, 4, 5}, Wave), Filled({2, 3, 4, 5}, Ramp),
                 Filled({3}, Ramp), Filled({3}, Wave), Filled({3}, Wave),
                 Filled({3}, Ramp)});
+}
+
+// In eval, under no_grad as resnet18's inference: the ReLU after a batch
+// norm is computed in its pass; where something else reads the batch
+// norm's result too (an add, or the caller), the pass writes both.
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(NativeNormPoolTest, TheReluAfterABatchNormIsComputedInItsPass) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [2, 3, 4, 5], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "w", "meta": {"shape": [3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "b", "meta": {"shape": [3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "rm", "meta": {"shape": [3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "rv", "meta": {"shape": [3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "bn", "op": "aten.native_batch_norm.default", "args": [{"node": "x"}, {"node": "w"}, {"node": "b"}, {"node": "rm"}, {"node": "rv"}, {"bool": false}, {"float": 0.1}, {"float": 1e-05}], "grad_mode": "GRAD_MODE_DISABLED"},
+      {"name": "y", "op": "getitem", "args": [{"node": "bn"}, {"int": 0}], "grad_mode": "GRAD_MODE_DISABLED"},
+      {"name": "r", "op": "aten.relu.default", "args": [{"node": "y"}], "grad_mode": "GRAD_MODE_DISABLED"},
+      {"name": "twice", "op": "aten.native_batch_norm.default", "args": [{"node": "r"}, {"none": true}, {"none": true}, {"node": "rm"}, {"node": "rv"}, {"bool": false}, {"float": 0.1}, {"float": 1e-05}], "grad_mode": "GRAD_MODE_DISABLED"},
+      {"name": "t", "op": "getitem", "args": [{"node": "twice"}, {"int": 0}], "grad_mode": "GRAD_MODE_DISABLED"},
+      {"name": "rt", "op": "aten.relu.default", "args": [{"node": "t"}], "grad_mode": "GRAD_MODE_DISABLED"},
+      {"name": "sum", "op": "aten.add.Tensor", "args": [{"node": "t"}, {"node": "rt"}], "grad_mode": "GRAD_MODE_DISABLED"},
+      {"name": "kept", "op": "aten.native_batch_norm.default", "args": [{"node": "sum"}, {"node": "w"}, {"none": true}, {"node": "rm"}, {"node": "rv"}, {"bool": false}, {"float": 0.1}, {"float": 1e-05}], "grad_mode": "GRAD_MODE_DISABLED"},
+      {"name": "k", "op": "getitem", "args": [{"node": "kept"}, {"int": 0}], "grad_mode": "GRAD_MODE_DISABLED"},
+      {"name": "rk", "op": "aten.relu.default", "args": [{"node": "k"}], "grad_mode": "GRAD_MODE_DISABLED"}
+    ],
+    "outputs": ["rk", "k"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  // Three batch norms with their ReLUs, and the add.
+  EXPECT_EQ(native.kernels_size(), 4);
+  EXPECT_EQ(Count(native.source(), kFusedRelu), 3);
+  EXPECT_EQ(Count(native.source(), "normalized[i] = v;"), 2);
+  ExpectNativeMatchesReference(
+      p->plan, {Filled({2, 3, 4, 5}, Steps), Filled({3}, Ramp),
+                Filled({3}, Wave), Filled({3}, Wave), Filled({3}, Ramp)});
 }
 
 // Max pooling (padding, dilation, ceil_mode, ties, a NaN) and average
@@ -215,8 +265,8 @@ TEST(NativeNormPoolTest, ABackwardOverAHugePlaneRunsOnTheRuntime) {
 // Random geometries, each checked against the runtime's kernels: per seed,
 // one graph of pooling nodes (kernel, stride, padding, dilation, ceil_mode,
 // count_include_pad, divisor drawn at random among those torch accepts) and
-// batch norms (train and eval, 2-d to 4-d), trained so that every backward
-// runs too.
+// batch norms (train and eval, 2-d to 4-d, a ReLU after or not), trained so
+// that every backward runs too.
 class NativeNormPoolSweepTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(NativeNormPoolSweepTest, RandomGeometriesMatchTheRuntime) {
@@ -314,10 +364,16 @@ TEST_P(NativeNormPoolSweepTest, RandomGeometriesMatchTheRuntime) {
         affine ? ref(input({shape[1]}, true)) : "{\"none\": true}";
     const std::string mean = ref(input({shape[1]}, false));
     const std::string var = ref(input({shape[1]}, false, Ramp));
-    outputs.push_back(node("aten.native_batch_norm.default",
-                           {ref(x), w, b, mean, var, flag(train),
-                            "{\"float\": 0.1}", "{\"float\": 1e-05}"},
-                           true));
+    const std::string y = node("aten.native_batch_norm.default",
+                               {ref(x), w, b, mean, var, flag(train),
+                                "{\"float\": 0.1}", "{\"float\": 1e-05}"},
+                               true);
+    // A ReLU after it (computed in its pass), the result returned too or
+    // not.
+    const int after = draw(0, 2);
+    if (after != 1) outputs.push_back(y);
+    if (after != 0)
+      outputs.push_back(node("aten.relu.default", {ref(y)}, false));
   }
   std::vector<std::string> quoted;
   for (const std::string& o : outputs) quoted.push_back("\"" + o + "\"");

@@ -112,10 +112,23 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     while (parent[x] != x) x = parent[x] = parent[parent[x]];
     return x;
   };
+  // The nodes with kernels of their own kind: one group each, with the
+  // node it absorbs, which no loop then takes.
+  std::vector<FusedGroup> own_groups;
+  std::vector<bool> absorbed(g.nodes.size(), false);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (std::optional<FusedGroup> own =
+            OwnKernelGroup(g, static_cast<int>(n))) {
+      for (int m : own->nodes) {
+        if (m != static_cast<int>(n)) absorbed[m] = true;
+      }
+      own_groups.push_back(*std::move(own));
+    }
+  }
   std::vector<bool> fusible(g.nodes.size());
   std::vector<std::vector<int>> readers(g.values.size());
   for (size_t n = 0; n < g.nodes.size(); ++n) {
-    fusible[n] = Fusible(g, g.nodes[n]);
+    fusible[n] = !absorbed[n] && Fusible(g, g.nodes[n]);
     for (const BoundArg& a : g.nodes[n].args) {
       for (int v : a.values) readers[v].push_back(static_cast<int>(n));
     }
@@ -189,13 +202,7 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     }
     groups.push_back(std::move(group));
   }
-  // The nodes with kernels of their own kind: one group each.
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    if (std::optional<FusedGroup> own =
-            OwnKernelGroup(g, static_cast<int>(n))) {
-      groups.push_back(*std::move(own));
-    }
-  }
+  for (FusedGroup& own : own_groups) groups.push_back(std::move(own));
   return groups;
 }
 

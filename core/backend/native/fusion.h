@@ -28,9 +28,13 @@
 namespace aotcache {
 
 struct FusedGroup {
-  std::vector<int> nodes;    // Resolved node indices, in graph order.
+  // Resolved node indices; the kernel runs at the last one's turn. An
+  // elementwise group's in graph order; an own kernel's node last, after
+  // the node it absorbs.
+  std::vector<int> nodes;
   std::vector<int> inputs;   // Value ids read from outside, in first use.
-  std::vector<int> outputs;  // The sink's results (value ids).
+  std::vector<int> outputs;  // Value ids: the last node's results, or, when
+                             // it absorbs a node, that node's result first.
   // The last node is a sum or mean over leading or trailing dims of a
   // contiguous tensor; the others compute its input, element by element.
   bool reduction = false;

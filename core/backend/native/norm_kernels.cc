@@ -141,6 +141,9 @@ std::string ForwardSource(const BatchNormShape& s) {
   const int64_t count = s.batch * s.inner;
   std::string out = absl::StrCat(
       Inputs(s), "  C* __restrict y = static_cast<C*>(outputs[0]);\n",
+      s.keep_normalized
+          ? "  C* __restrict normalized = static_cast<C*>(outputs[3]);\n"
+          : "",
       "  for (int64_t c = 0; c < ", s.channels, "; ++c) {\n");
   if (s.kind == Kind::kTrain) {
     absl::StrAppend(
@@ -166,9 +169,15 @@ std::string ForwardSource(const BatchNormShape& s) {
       s.weight ? " * static_cast<double>(w[c])" : "", ";\n",
       "    const double shift = ",
       s.bias ? "static_cast<double>(bias[c])" : "0.0", ";\n",
-      OverChannel(s, "",
-                  "y[i] = static_cast<C>((static_cast<double>(x[i]) - mean) * "
-                  "scale + shift);"),
+      OverChannel(
+          s, "",
+          absl::StrCat(
+              "{\n        const C v = static_cast<C>((static_cast<"
+              "double>(x[i]) - mean) * scale + shift);\n        y[i] = ",
+              // As the runtime's relu: NaN stays NaN.
+              s.relu ? "v != v ? v : (v > 0 ? v : C(0))" : "v",
+              s.keep_normalized ? ";\n        normalized[i] = v" : "",
+              ";\n      }")),
       "  }\n");
   return out;
 }

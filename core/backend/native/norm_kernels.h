@@ -4,7 +4,8 @@
 // over contiguous floating (N, C, ...) tensors. Generated for their shape,
 // one channel at a time, each image's plane of it a vectorized loop;
 // statistics and sums accumulate in double and every value is computed as
-// the runtime's kernel computes it (kernels_norm.cc).
+// the runtime's kernel computes it (kernels_norm.cc), a following ReLU's
+// too.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_NORM_KERNELS_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_NORM_KERNELS_H_
@@ -27,6 +28,10 @@ struct BatchNormShape {
   bool mask[3] = {true, true, true};  // The backward's results computed.
   int64_t batch = 0, channels = 0, inner = 1;  // inner: the spatial size.
   double eps = 0;
+  // A forward whose result a ReLU reads writes the ReLU's result (the ReLU
+  // absorbed: own_kernels.h) as its first output, and its own result as a
+  // fourth if `keep_normalized`.
+  bool relu = false, keep_normalized = false;
 };
 
 // The shape of a node of the family the generated kernel takes.

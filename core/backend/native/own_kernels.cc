@@ -12,11 +12,39 @@ namespace aotcache {
 namespace {
 
 // A node's kernel of its own kind: the values it reads (by position: one
-// may repeat) and its body.
+// may repeat) and its body; the node a batch norm absorbs, or -1.
 struct OwnKernel {
   std::vector<int> inputs;
   std::string source;
+  int absorbed = -1;
 };
+
+// The ReLU that reads a batch norm's result, of its shape and dtype: the
+// batch norm's kernel computes it too, in the same pass. -1 if none.
+// `*kept`: whether the result itself is read by another node or returned.
+int AbsorbedRelu(const ResolvedGraph& g, const ResolvedNode& bn, bool* kept) {
+  const int y = bn.results[0];
+  const Meta& m = g.values[y].meta;
+  int relu = -1;
+  *kept = false;
+  for (int v : g.outputs) *kept = *kept || v == y;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ResolvedNode& node = g.nodes[n];
+    int reads = 0;
+    for (const BoundArg& a : node.args) {
+      for (int v : a.values) reads += v == y;
+    }
+    if (reads == 0) continue;
+    if (relu < 0 && node.op->qualified_name == "aten.relu.default" &&
+        Plain(g.values[node.results[0]].meta, m.dtype) &&
+        g.values[node.results[0]].meta.numel() == m.numel()) {
+      relu = static_cast<int>(n);
+    } else {
+      *kept = true;
+    }
+  }
+  return relu;
+}
 
 // The node's own kernel, if one takes it. `read[v]`: whether value v is
 // read; empty for the node's masks as they are (a masked-out result that is
@@ -60,7 +88,13 @@ std::optional<OwnKernel> OwnKernelOf(const ResolvedGraph& g,
     // Forward: x, weight, bias?; backward: the gradient, x, weight.
     return OwnKernel{tensors({0, 1, 2}), ConvSource(*s)};
   } else if (std::optional<BatchNormShape> s = BatchNormOf(g, node)) {
-    return OwnKernel{BatchNormInputs(node, *s), BatchNormSource(*s)};
+    bool kept = true;
+    const int relu = s->kind == BatchNormShape::Kind::kBackward
+                         ? -1
+                         : AbsorbedRelu(g, node, &kept);
+    s->relu = relu >= 0;
+    s->keep_normalized = s->relu && kept;
+    return OwnKernel{BatchNormInputs(node, *s), BatchNormSource(*s), relu};
   } else if (std::optional<PoolShape> s = PoolOf(g, node)) {
     return OwnKernel{PoolInputs(node, *s), PoolSource(*s)};
   } else if (std::optional<LayerNormShape> s = LayerNormOf(g, node)) {
@@ -83,13 +117,23 @@ std::optional<FusedGroup> OwnKernelGroup(const ResolvedGraph& g, int n) {
   group.nodes = {n};
   group.inputs = std::move(own->inputs);
   group.outputs = g.nodes[n].results;
+  if (own->absorbed >= 0) {
+    // Run at the node's turn (the last of nodes): its other results may be
+    // read before the absorbed node's. The absorbed node's result first;
+    // the node's own first result last, if it is read.
+    group.nodes.insert(group.nodes.begin(), own->absorbed);
+    bool kept = false;
+    AbsorbedRelu(g, g.nodes[n], &kept);
+    if (kept) group.outputs.push_back(group.outputs[0]);
+    group.outputs[0] = g.nodes[own->absorbed].results[0];
+  }
   return group;
 }
 
 std::string OwnKernelSource(const ResolvedGraph& g, const FusedGroup& group,
                             const std::vector<bool>& read) {
   if (!group.own_kernel) return "";
-  return OwnKernelOf(g, g.nodes[group.nodes[0]], read)->source;
+  return OwnKernelOf(g, g.nodes[group.nodes.back()], read)->source;
 }
 
 }  // namespace aotcache

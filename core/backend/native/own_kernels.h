@@ -19,7 +19,10 @@
 namespace aotcache {
 
 // The group of node `n` when a kernel of its own kind takes it: its inputs
-// by position, its results.
+// by position, its results. A batch norm whose result a ReLU reads absorbs
+// the ReLU: the group is {relu, n} (run at n's turn), its outputs the
+// ReLU's result, the batch norm's other two, then, if anything else reads
+// it, the batch norm's first.
 std::optional<FusedGroup> OwnKernelGroup(const ResolvedGraph& g, int n);
 
 // The body of such a group's kernel, or "" for an elementwise group.
