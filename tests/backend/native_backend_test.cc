@@ -142,6 +142,30 @@ TEST(BufferPlanTest, FusedGroupsRunAtTheirLastNodesTurn) {
   EXPECT_NE(fused->result_slot(2), fused->result_slot(0));  // a is live.
 }
 
+// A kernel that runs at an earlier node's turn and absorbs a later node
+// (the ReLU after a batch norm): the absorbed node's result, read later,
+// gets memory from the kernel's turn, not memory freed in between.
+TEST(BufferPlanTest, AnAbsorbedNodesResultGetsMemoryAtItsKernelsTurn) {
+  v1::Graph graph = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [64], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "t", "op": "aten.sin.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "a", "op": "aten.cos.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "u", "op": "aten.exp.default", "args": [{"node": "t"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "r", "op": "aten.relu.default", "args": [{"node": "a"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "out", "op": "aten.add.Tensor", "args": [{"node": "r"}, {"node": "u"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["out"]})json");
+  const std::vector<int> run_at = {0, 1, 2, 1, 4};  // r computed with a.
+  auto plan = PlanBuffers(graph, &run_at);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  // t is live from turn 0 to turn 2 (u reads it), r from turn 1: apart.
+  EXPECT_GE(plan->result_slot(3), 0);
+  EXPECT_NE(plan->result_slot(3), plan->result_slot(0));
+  // u (turn 2) cannot take r's memory either: r is read at turn 4.
+  EXPECT_NE(plan->result_slot(2), plan->result_slot(3));
+}
+
 TEST(NativeBackendTest, ACompilerErrorCarriesTheCompilersMessage) {
   HostCompilerOptions options;
   options.flags = {"-fno-such-flag-for-aotcache"};
