@@ -153,6 +153,15 @@ void ExpectNativeMatchesReference(const CompilePlan& plan,
                  RunWith(ReferenceBackend(), plan, inputs));
 }
 
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
 Tensor Filled(std::vector<int64_t> shape, double (*f)(int64_t), DType dtype) {
   Tensor t = Tensor::Contiguous(std::move(shape), dtype);
   for (int64_t i = 0; i < t.numel(); ++i) {

@@ -57,6 +57,9 @@ std::vector<Tensor> ForwardWith(const Backend& backend, const CompilePlan& plan,
 void ExpectNativeMatchesReference(const CompilePlan& plan,
                                   const std::vector<Tensor>& inputs);
 
+// How many times `what` occurs in `text`.
+int Count(const std::string& text, const std::string& what);
+
 // A contiguous tensor of `shape` with element i = f(i).
 Tensor Filled(std::vector<int64_t> shape, double (*f)(int64_t),
               DType dtype = v1::DTYPE_FLOAT32);

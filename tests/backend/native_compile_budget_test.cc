@@ -13,6 +13,7 @@
 namespace aotcache {
 namespace {
 
+using testing::Count;
 using testing::ExpectNativeMatchesReference;
 using testing::Filled;
 using ::testing::HasSubstr;
@@ -41,15 +42,6 @@ std::string Chain(int pairs, bool sums) {
       "{\"inputs\": [{\"name\": \"x\", \"meta\": {\"shape\": [4], \"dtype\": "
       "\"DTYPE_FLOAT32\", \"is_leaf\": true}}], \"nodes\": [",
       nodes, "], \"outputs\": [\"", previous, "\"]}");
-}
-
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
 }
 
 TEST(NativeCompileBudgetTest, LongChainsSplitIntoLoopsOfOneFormula) {

@@ -24,6 +24,7 @@
 namespace aotcache {
 namespace {
 
+using testing::Count;
 using testing::ExpectNativeMatchesReference;
 using testing::Filled;
 using ::testing::HasSubstr;
@@ -136,15 +137,6 @@ TEST(NativeNormPoolTest, EvalBatchNormAndMaskedBackwards) {
 // In eval, under no_grad as resnet18's inference: the ReLU after a batch
 // norm is computed in its pass; where something else reads the batch
 // norm's result too (an add, or the caller), the pass writes both.
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos;
-       at = text.find(what, at + 1)) {
-    ++n;
-  }
-  return n;
-}
-
 TEST(NativeNormPoolTest, TheReluAfterABatchNormIsComputedInItsPass) {
   auto p = Plan(R"json({
     "inputs": [{"name": "x", "meta": {"shape": [2, 3, 4, 5], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},

@@ -137,6 +137,15 @@ std::string Inputs(const BatchNormShape& s) {
   return out;
 }
 
+// Channel c's mean and invstd from the running statistics.
+std::string RunningStatistics(const BatchNormShape& s) {
+  return absl::StrCat(
+      "    const double mean = static_cast<double>(running_mean[c]);\n",
+      "    const double invstd = 1.0 / __builtin_sqrt(static_cast<double>("
+      "running_var[c]) + ",
+      CppLiteral(s.eps), ");\n");
+}
+
 std::string ForwardSource(const BatchNormShape& s) {
   const int64_t count = s.batch * s.inner;
   std::string out = absl::StrCat(
@@ -158,11 +167,7 @@ std::string ForwardSource(const BatchNormShape& s) {
         "    static_cast<C*>(outputs[1])[c] = static_cast<C>(mean);\n",
         "    static_cast<C*>(outputs[2])[c] = static_cast<C>(invstd);\n");
   } else {
-    absl::StrAppend(
-        &out, "    const double mean = static_cast<double>(running_mean[c]);\n",
-        "    const double invstd = 1.0 / __builtin_sqrt(static_cast<double>("
-        "running_var[c]) + ",
-        CppLiteral(s.eps), ");\n");
+    absl::StrAppend(&out, RunningStatistics(s));
   }
   absl::StrAppend(
       &out, "    const double scale = invstd",
@@ -196,11 +201,7 @@ std::string BackwardSource(const BatchNormShape& s) {
         &out, "    const double mean = static_cast<double>(saved_mean[c]);\n",
         "    const double invstd = static_cast<double>(saved_invstd[c]);\n");
   } else {
-    absl::StrAppend(
-        &out, "    const double mean = static_cast<double>(running_mean[c]);\n",
-        "    const double invstd = 1.0 / __builtin_sqrt(static_cast<double>("
-        "running_var[c]) + ",
-        CppLiteral(s.eps), ");\n");
+    absl::StrAppend(&out, RunningStatistics(s));
   }
   absl::StrAppend(
       &out, "    double gsum = 0, dot = 0;\n",
