@@ -181,6 +181,16 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
       }
     }
   }
+  // And by the kernels: another kernel's output, once that kernel ran.
+  for (size_t k = 0; k < fused.size(); ++k) {
+    for (int v : fused[k].inputs) {
+      const int owner = group_of_value[v];
+      if (owner >= 0 && fused[owner].nodes.back() >= fused[k].nodes.back()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "fused kernel ", owner, "'s output is read before it runs"));
+      }
+    }
+  }
   for (int v : g.outputs) {
     if (read_outside(v, -1)) {
       return absl::InvalidArgumentError(

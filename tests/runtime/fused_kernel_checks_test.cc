@@ -32,7 +32,7 @@ constexpr char kGraph[] = R"json({
   "outputs": ["e"]})json";
 
 // Value ids: x 0, then the nodes' results a 1, b 2, c 3, d 4, e 5.
-constexpr int kX = 0, kA = 1, kB = 2, kC = 3, kD = 4;
+constexpr int kX = 0, kA = 1, kB = 2, kC = 3, kD = 4, kE = 5;
 
 // relu(-x), as node b computes it: the kernel of the group {b, a}.
 void NegRelu(const void* const* inputs, void* const* outputs, int64_t n) {
@@ -41,17 +41,29 @@ void NegRelu(const void* const* inputs, void* const* outputs, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = -x[i] > 0 ? -x[i] : 0.0f;
 }
 
-absl::StatusOr<std::unique_ptr<GraphExecutor>> WithKernel(
-    std::vector<int> nodes, std::vector<int> inputs, std::vector<int> outputs) {
-  v1::ReferenceProgram program;
-  *program.mutable_graph() = testing::GraphFromJson(kGraph);
-  for (int r = 0; r < 5; ++r) program.add_result_slot(-1);
+GraphExecutor::FusedKernel Kernel(std::vector<int> nodes,
+                                  std::vector<int> inputs,
+                                  std::vector<int> outputs) {
   GraphExecutor::FusedKernel k;
   k.nodes = std::move(nodes);
   k.inputs = std::move(inputs);
   k.outputs = std::move(outputs);
   k.fn = NegRelu;
-  return GraphExecutor::Create(program, {k});
+  return k;
+}
+
+absl::StatusOr<std::unique_ptr<GraphExecutor>> WithKernels(
+    std::vector<GraphExecutor::FusedKernel> kernels) {
+  v1::ReferenceProgram program;
+  *program.mutable_graph() = testing::GraphFromJson(kGraph);
+  for (int r = 0; r < 5; ++r) program.add_result_slot(-1);
+  return GraphExecutor::Create(program, std::move(kernels));
+}
+
+absl::StatusOr<std::unique_ptr<GraphExecutor>> WithKernel(
+    std::vector<int> nodes, std::vector<int> inputs, std::vector<int> outputs) {
+  return WithKernels(
+      {Kernel(std::move(nodes), std::move(inputs), std::move(outputs))});
 }
 
 TEST(FusedKernelChecksTest, AKernelAbsorbingALaterNodeRunsAtItsTurn) {
@@ -87,6 +99,18 @@ TEST(FusedKernelChecksTest, AnOutputReadBeforeTheKernelRunsIsRefused) {
   auto e = WithKernel({0, 2}, {kX}, {kA, kC});
   ASSERT_FALSE(e.ok());
   EXPECT_THAT(e.status().message(), HasSubstr("read before it runs"));
+}
+
+TEST(FusedKernelChecksTest, AnotherKernelsOutputIsReadOnlyOnceItRan) {
+  // c is made by node 2 but by a kernel that runs at turn 4: one at d's
+  // turn (3) may not read it.
+  auto e = WithKernels(
+      {Kernel({2, 4}, {kB, kD}, {kC, kE}), Kernel({3}, {kC}, {kD})});
+  ASSERT_FALSE(e.ok());
+  EXPECT_THAT(e.status().message(), HasSubstr("read before it runs"));
+  // At c's turn (2), b's kernel (turn 1) has run.
+  e = WithKernels({Kernel({1}, {kA}, {kB}), Kernel({2}, {kB}, {kC})});
+  EXPECT_TRUE(e.ok()) << e.status();
 }
 
 TEST(FusedKernelChecksTest, OutputsMustBeTheKernelsNodesResults) {

@@ -12,11 +12,13 @@ namespace aotcache {
 namespace {
 
 // A node's kernel of its own kind: the values it reads (by position: one
-// may repeat) and its body; the node a batch norm absorbs, or -1.
+// may repeat) and its body; the node a batch norm absorbs, or -1, and
+// whether the batch norm's own result is written too.
 struct OwnKernel {
   std::vector<int> inputs;
   std::string source;
   int absorbed = -1;
+  bool keeps_result = false;
 };
 
 // The ReLU that reads a batch norm's result, of its shape and dtype: the
@@ -94,7 +96,8 @@ std::optional<OwnKernel> OwnKernelOf(const ResolvedGraph& g,
                          : AbsorbedRelu(g, node, &kept);
     s->relu = relu >= 0;
     s->keep_normalized = s->relu && kept;
-    return OwnKernel{BatchNormInputs(node, *s), BatchNormSource(*s), relu};
+    return OwnKernel{BatchNormInputs(node, *s), BatchNormSource(*s), relu,
+                     s->keep_normalized};
   } else if (std::optional<PoolShape> s = PoolOf(g, node)) {
     return OwnKernel{PoolInputs(node, *s), PoolSource(*s)};
   } else if (std::optional<LayerNormShape> s = LayerNormOf(g, node)) {
@@ -122,9 +125,7 @@ std::optional<FusedGroup> OwnKernelGroup(const ResolvedGraph& g, int n) {
     // read before the absorbed node's. The absorbed node's result first;
     // the node's own first result last, if it is read.
     group.nodes.insert(group.nodes.begin(), own->absorbed);
-    bool kept = false;
-    AbsorbedRelu(g, g.nodes[n], &kept);
-    if (kept) group.outputs.push_back(group.outputs[0]);
+    if (own->keeps_result) group.outputs.push_back(group.outputs[0]);
     group.outputs[0] = g.nodes[own->absorbed].results[0];
   }
   return group;
