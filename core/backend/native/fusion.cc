@@ -202,6 +202,32 @@ std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& g) {
     }
     groups.push_back(std::move(group));
   }
+  // A batch norm backward absorbs the loop that alone makes its gradient
+  // (the ReLU's backward before it), reading the loop's operands at i.
+  for (FusedGroup& own : own_groups) {
+    const ResolvedNode& node = g.nodes[own.nodes.back()];
+    std::optional<BatchNormShape> bn = BatchNormOf(g, node);
+    if (!bn.has_value() || bn->kind != BatchNormShape::Kind::kBackward) {
+      continue;
+    }
+    const int grad = node.args[0].values[0];
+    if (is_output[grad] || readers[grad].size() != 1) continue;
+    for (size_t k = 0; k < groups.size(); ++k) {
+      FusedGroup& loop = groups[k];
+      if (loop.outputs[0] != grad || loop.reduction || loop.strided ||
+          loop.inputs.empty()) {
+        continue;
+      }
+      own.nodes.insert(own.nodes.begin(), loop.nodes.begin(), loop.nodes.end());
+      own.gradient_inputs = static_cast<int>(loop.inputs.size());
+      // The batch norm's operands but its gradient, the first.
+      loop.inputs.insert(loop.inputs.end(), own.inputs.begin() + 1,
+                         own.inputs.end());
+      own.inputs = std::move(loop.inputs);
+      groups.erase(groups.begin() + k);
+      break;
+    }
+  }
   for (FusedGroup& own : own_groups) groups.push_back(std::move(own));
   return groups;
 }
@@ -288,6 +314,34 @@ std::string RuntimeNodes(std::vector<std::string> nodes) {
   return absl::StrCat(absl::StrJoin(nodes, ", "), " and ", more, " more");
 }
 
+// The gradient a batch norm backward's group computes with the loop it
+// absorbed (FusedGroup::gradient_inputs): the loop's operands read at i, or
+// at their one element, its nodes evaluated in `grad_at(i)`.
+GradientPrologue GradientOf(const ResolvedGraph& g, const FusedGroup& group,
+                            ElementFunctions& functions) {
+  const int grad = g.nodes[group.nodes.back()].args[0].values[0];
+  const int64_t numel = g.values[grad].meta.numel();
+  GradientPrologue out;
+  out.inputs = group.gradient_inputs;
+  std::map<int, std::string> names;
+  for (int k = 0; k < group.gradient_inputs; ++k) {
+    const Meta& m = g.values[group.inputs[k]].meta;
+    const bool scalar =
+        ScalarLike(m) && !(m.IsContiguous() && m.numel() == numel);
+    names[group.inputs[k]] = absl::StrCat("gin", k, scalar ? "[0]" : "[i]");
+    const char* t = CppTypeName(m.dtype);
+    absl::StrAppend(&out.source, "  const ", t, "* __restrict gin", k,
+                    " = static_cast<const ", t, "*>(inputs[", k, "]);\n");
+  }
+  std::string body;
+  for (size_t n = 0; n + 1 < group.nodes.size(); ++n) {
+    EmitNode(g, g.nodes[group.nodes[n]], names, functions, body);
+  }
+  absl::StrAppend(&out.source, "  auto grad_at = [&](int64_t i) {\n", body,
+                  "    return static_cast<C>(", names[grad], ");\n  };\n");
+  return out;
+}
+
 }  // namespace
 
 std::string GenerateKernels(const ResolvedGraph& g,
@@ -335,8 +389,14 @@ std::string GenerateKernels(const ResolvedGraph& g,
                     "(const void* const* inputs, void* const* outputs, "
                     "int64_t n) {\n",
                     "  using C = ", c, ";\n");
-    // A node with a kernel of its own kind.
-    const std::string own = OwnKernelSource(g, group, read);
+    // A node with a kernel of its own kind; a batch norm backward's
+    // gradient from the loop it absorbed, as a function of the index.
+    GradientPrologue gradient;
+    if (group.gradient_inputs > 0) {
+      gradient = GradientOf(g, group, functions);
+    }
+    const std::string own = OwnKernelSource(
+        g, group, read, group.gradient_inputs > 0 ? &gradient : nullptr);
     if (!own.empty()) {
       absl::StrAppend(&out, own, "}\n\n");
       continue;

@@ -44,6 +44,10 @@ struct FusedGroup {
   // One node with a kernel of its own kind (own_kernels.h): a matrix
   // product, softmax, a norm, a convolution, ...
   bool own_kernel = false;
+  // For a batch norm backward: the elementwise loop that made its gradient,
+  // absorbed (its nodes first, its inputs the first gradient_inputs), so
+  // that the gradient is computed element by element, never stored.
+  int gradient_inputs = 0;
 
   // Generated for its operands' layouts, not elementwise over contiguous
   // operands of its output's size.

@@ -118,10 +118,12 @@ std::string OverChannel(const BatchNormShape& s, const std::string& reduction,
                       "; ++i) ", body, "\n    }\n");
 }
 
-// Declarations of the inputs, in BatchNormInputs' order.
-std::string Inputs(const BatchNormShape& s) {
+// Declarations of the inputs, in BatchNormInputs' order; with `gradient`,
+// its inputs first in place of the gradient's.
+std::string Inputs(const BatchNormShape& s,
+                   const GradientPrologue* gradient = nullptr) {
   std::vector<std::string> names;
-  if (s.kind == Kind::kBackward) names.push_back("g");
+  if (s.kind == Kind::kBackward && gradient == nullptr) names.push_back("g");
   names.push_back("x");
   if (s.weight) names.push_back("w");
   if (s.bias) names.push_back("bias");
@@ -129,11 +131,13 @@ std::string Inputs(const BatchNormShape& s) {
     names.push_back(s.train ? "saved_mean" : "running_mean");
     names.push_back(s.train ? "saved_invstd" : "running_var");
   }
+  const int first = gradient != nullptr ? gradient->inputs : 0;
   std::string out = "  (void)n;\n";
   for (size_t k = 0; k < names.size(); ++k) {
     absl::StrAppend(&out, "  const C* __restrict ", names[k],
-                    " = static_cast<const C*>(inputs[", k, "]);\n");
+                    " = static_cast<const C*>(inputs[", first + k, "]);\n");
   }
+  if (gradient != nullptr) out += gradient->source;
   return out;
 }
 
@@ -189,13 +193,16 @@ std::string ForwardSource(const BatchNormShape& s) {
 
 // Per channel: the sums of g and of g * (x - mean), then the input's
 // gradient; a result the mask leaves out is zeros, as the runtime's.
-std::string BackwardSource(const BatchNormShape& s) {
+std::string BackwardSource(const BatchNormShape& s,
+                           const GradientPrologue* gradient) {
   const int64_t count = s.batch * s.inner;
-  std::string out = absl::StrCat(
-      Inputs(s), "  C* __restrict gx = static_cast<C*>(outputs[0]);\n",
-      "  C* __restrict gw = static_cast<C*>(outputs[1]);\n",
-      "  C* __restrict gb = static_cast<C*>(outputs[2]);\n",
-      "  for (int64_t c = 0; c < ", s.channels, "; ++c) {\n");
+  const std::string g = gradient != nullptr ? "grad_at(i)" : "g[i]";
+  std::string out =
+      absl::StrCat(Inputs(s, gradient),
+                   "  C* __restrict gx = static_cast<C*>(outputs[0]);\n",
+                   "  C* __restrict gw = static_cast<C*>(outputs[1]);\n",
+                   "  C* __restrict gb = static_cast<C*>(outputs[2]);\n",
+                   "  for (int64_t c = 0; c < ", s.channels, "; ++c) {\n");
   if (s.train) {
     absl::StrAppend(
         &out, "    const double mean = static_cast<double>(saved_mean[c]);\n",
@@ -206,10 +213,14 @@ std::string BackwardSource(const BatchNormShape& s) {
   absl::StrAppend(
       &out, "    double gsum = 0, dot = 0;\n",
       OverChannel(s, "gsum, dot",
-                  "{\n        const double gi = static_cast<double>(g[i]);\n"
-                  "        gsum += gi;\n"
-                  "        dot += gi * (static_cast<double>(x[i]) - mean);\n"
-                  "      }"),
+                  absl::StrCat("{\n        const double gi = static_cast<"
+                               "double>(",
+                               g,
+                               ");\n"
+                               "        gsum += gi;\n"
+                               "        dot += gi * (static_cast<double>(x[i]) "
+                               "- mean);\n"
+                               "      }")),
       "    gw[c] = static_cast<C>(", s.mask[1] ? "dot * invstd" : "0", ");\n",
       "    gb[c] = static_cast<C>(", s.mask[2] ? "gsum" : "0", ");\n");
   if (!s.mask[0]) {
@@ -222,14 +233,17 @@ std::string BackwardSource(const BatchNormShape& s) {
     absl::StrAppend(
         &out, "    const double proj = dot * invstd * invstd / ", count,
         ", gmean = gsum / ", count, ";\n",
-        OverChannel(s, "",
-                    "gx[i] = static_cast<C>((static_cast<double>(g[i]) - gmean "
-                    "- (static_cast<double>(x[i]) - mean) * proj) * scale);"));
+        OverChannel(
+            s, "",
+            absl::StrCat("gx[i] = static_cast<C>((static_cast<double>(", g,
+                         ") - gmean - (static_cast<double>(x[i]) - "
+                         "mean) * proj) * scale);")));
   } else {
     absl::StrAppend(
         &out, OverChannel(s, "",
-                          "gx[i] = static_cast<C>(static_cast<double>(g[i]) * "
-                          "scale);"));
+                          absl::StrCat("gx[i] = static_cast<C>(static_cast<"
+                                       "double>(",
+                                       g, ") * scale);")));
   }
   absl::StrAppend(&out, "  }\n");
   return out;
@@ -237,8 +251,10 @@ std::string BackwardSource(const BatchNormShape& s) {
 
 }  // namespace
 
-std::string BatchNormSource(const BatchNormShape& s) {
-  return s.kind == Kind::kBackward ? BackwardSource(s) : ForwardSource(s);
+std::string BatchNormSource(const BatchNormShape& s,
+                            const GradientPrologue* gradient) {
+  return s.kind == Kind::kBackward ? BackwardSource(s, gradient)
+                                   : ForwardSource(s);
 }
 
 }  // namespace aotcache

@@ -44,8 +44,18 @@ std::optional<BatchNormShape> BatchNormOf(const ResolvedGraph& g,
 std::vector<int> BatchNormInputs(const ResolvedNode& node,
                                  const BatchNormShape& shape);
 
+// A backward's gradient computed element by element in its own kernel, by
+// the loop that would have written it (fusion.cc): the loop reads inputs
+// [0, inputs) and `source` defines `grad_at(i)`; the batch norm's own
+// operands follow.
+struct GradientPrologue {
+  int inputs = 0;
+  std::string source;
+};
+
 // The kernel's body (see kernel_source.h).
-std::string BatchNormSource(const BatchNormShape& shape);
+std::string BatchNormSource(const BatchNormShape& shape,
+                            const GradientPrologue* gradient = nullptr);
 
 }  // namespace aotcache
 

@@ -53,7 +53,8 @@ int AbsorbedRelu(const ResolvedGraph& g, const ResolvedNode& bn, bool* kept) {
 // read is computed all the same).
 std::optional<OwnKernel> OwnKernelOf(const ResolvedGraph& g,
                                      const ResolvedNode& node,
-                                     const std::vector<bool>& read) {
+                                     const std::vector<bool>& read,
+                                     const GradientPrologue* gradient) {
   auto tensor = [&](int k) { return node.args[k].values[0]; };
   auto tensors = [&](std::initializer_list<int> positions) {
     std::vector<int> inputs;
@@ -96,8 +97,8 @@ std::optional<OwnKernel> OwnKernelOf(const ResolvedGraph& g,
                          : AbsorbedRelu(g, node, &kept);
     s->relu = relu >= 0;
     s->keep_normalized = s->relu && kept;
-    return OwnKernel{BatchNormInputs(node, *s), BatchNormSource(*s), relu,
-                     s->keep_normalized};
+    return OwnKernel{BatchNormInputs(node, *s), BatchNormSource(*s, gradient),
+                     relu, s->keep_normalized};
   } else if (std::optional<PoolShape> s = PoolOf(g, node)) {
     return OwnKernel{PoolInputs(node, *s), PoolSource(*s)};
   } else if (std::optional<LayerNormShape> s = LayerNormOf(g, node)) {
@@ -113,7 +114,7 @@ std::optional<OwnKernel> OwnKernelOf(const ResolvedGraph& g,
 }  // namespace
 
 std::optional<FusedGroup> OwnKernelGroup(const ResolvedGraph& g, int n) {
-  std::optional<OwnKernel> own = OwnKernelOf(g, g.nodes[n], {});
+  std::optional<OwnKernel> own = OwnKernelOf(g, g.nodes[n], {}, nullptr);
   if (!own.has_value()) return std::nullopt;
   FusedGroup group;
   group.own_kernel = true;
@@ -132,9 +133,10 @@ std::optional<FusedGroup> OwnKernelGroup(const ResolvedGraph& g, int n) {
 }
 
 std::string OwnKernelSource(const ResolvedGraph& g, const FusedGroup& group,
-                            const std::vector<bool>& read) {
+                            const std::vector<bool>& read,
+                            const GradientPrologue* gradient) {
   if (!group.own_kernel) return "";
-  return OwnKernelOf(g, g.nodes[group.nodes.back()], read)->source;
+  return OwnKernelOf(g, g.nodes[group.nodes.back()], read, gradient)->source;
 }
 
 }  // namespace aotcache

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/backend/native/fusion.h"
+#include "core/backend/native/norm_kernels.h"
 #include "core/graph/resolved_graph.h"
 
 namespace aotcache {
@@ -27,9 +28,11 @@ std::optional<FusedGroup> OwnKernelGroup(const ResolvedGraph& g, int n);
 
 // The body of such a group's kernel, or "" for an elementwise group.
 // `read[v]`: whether value v is read (a masked-out result that is read is
-// computed all the same).
+// computed all the same). `gradient`: for a batch norm backward that
+// absorbed the loop making its gradient (FusedGroup::gradient_inputs).
 std::string OwnKernelSource(const ResolvedGraph& g, const FusedGroup& group,
-                            const std::vector<bool>& read);
+                            const std::vector<bool>& read,
+                            const GradientPrologue* gradient = nullptr);
 
 }  // namespace aotcache
 
