@@ -1,5 +1,5 @@
 // Fusion for the native backend: groups of elementwise nodes computed in
-// one loop, and the C++ source of those loops.
+// one loop (their C++ source: loop_sources.h).
 //
 // A group is a connected set of at most 256 elementwise nodes (add, mul,
 // sin, tanh, sigmoid, ...) whose results all have one shape, whose intermediate
@@ -58,10 +58,6 @@ struct FusedGroup {
 // nodes with kernels of their own kind (own_kernels.h); a node is in at
 // most one group.
 std::vector<FusedGroup> FindFusedGroups(const ResolvedGraph& graph);
-
-// The C++ source of the groups' kernels, aotcache_kernel_<index>.
-std::string GenerateKernels(const ResolvedGraph& graph,
-                            const std::vector<FusedGroup>& groups);
 
 }  // namespace aotcache
 

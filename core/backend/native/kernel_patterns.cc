@@ -8,6 +8,35 @@
 
 namespace aotcache {
 
+const Formula* FormulaOf(const ResolvedNode& node) {
+  const std::string& op = node.op->qualified_name;
+  // gelu's and gelu_backward's formula follows their `approximate`.
+  const int approximate = op == "aten.gelu.default"            ? 1
+                          : op == "aten.gelu_backward.default" ? 2
+                                                               : -1;
+  if (approximate > 0 && node.args[approximate].s == "tanh") {
+    return FindFormula(op + "(tanh)");
+  }
+  return FindFormula(op);
+}
+
+// An operand the elementwise loop reads at i, the output's linear index:
+// of the output's shape, contiguous, from its storage's start.
+bool Aligned(const Meta& m, const Meta& out) {
+  return m.shape == out.shape && m.IsContiguous() && m.offset == 0;
+}
+
+// m's strides over `shape`, 0 along broadcast dims.
+std::vector<int64_t> StridesOver(const Meta& m,
+                                 const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size(), 0);
+  const size_t lead = shape.size() - m.shape.size();
+  for (size_t d = 0; d < m.shape.size(); ++d) {
+    if (m.shape[d] != 1) strides[lead + d] = m.stride[d];
+  }
+  return strides;
+}
+
 bool Plain(const Meta& m, DType dtype) {
   return m.dtype == dtype && m.IsContiguous() && m.offset == 0;
 }

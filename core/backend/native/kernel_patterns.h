@@ -19,6 +19,18 @@
 
 namespace aotcache {
 
+// The formula of an elementwise node (gelu's per its `approximate`), or
+// nullptr.
+const Formula* FormulaOf(const ResolvedNode& node);
+
+// An operand an elementwise loop reads at i, the output's linear index: of
+// the output's shape, contiguous, from its storage's start.
+bool Aligned(const Meta& m, const Meta& out);
+
+// m's strides over `shape` (which m broadcasts to), 0 along broadcast dims.
+std::vector<int64_t> StridesOver(const Meta& m,
+                                 const std::vector<int64_t>& shape);
+
 // Read or written by a generated kernel as it is: of `dtype`, contiguous,
 // from its storage's start.
 bool Plain(const Meta& m, DType dtype);

@@ -9,6 +9,7 @@
 #include "core/backend/buffer_plan.h"
 #include "core/backend/native/contiguous_operands.h"
 #include "core/backend/native/fusion.h"
+#include "core/backend/native/loop_sources.h"
 #include "core/backend/reference_backend.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/graph/validate.h"
