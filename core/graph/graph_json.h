@@ -13,7 +13,8 @@
 namespace aotcache {
 
 // Parses `json` into `message`. Returns InvalidArgument with the parser's
-// complaint (unknown fields are errors: a typo must not be ignored).
+// complaint (unknown fields are errors: a typo must not be ignored). The
+// JSON our printers and exporter write takes a fast path (json_fast_path.h).
 absl::Status ParseJson(absl::string_view json,
                        google::protobuf::Message* message);
 
@@ -21,6 +22,11 @@ absl::Status ParseJson(absl::string_view json,
 // `print_defaults`, fields at their default (zeros, false) too.
 std::string ToJson(const google::protobuf::Message& message,
                    bool print_defaults = false);
+
+// ToJson's mapping without whitespace, written fast: for programs that parse
+// it (the Python runtime), not for people.
+std::string ToCompactJson(const google::protobuf::Message& message,
+                          bool print_defaults = false);
 
 }  // namespace aotcache
 

@@ -75,10 +75,11 @@ class Function {
   std::string bypass_reason() const { return f_->bypass_reason(); }
   std::string fallback_reason() const { return f_->fallback_reason(); }
   std::string metadata_json() const {
-    return ToJson(f_->function().metadata(), /*print_defaults=*/true);
+    return ToCompactJson(f_->function().metadata(), /*print_defaults=*/true);
   }
   std::string convention_json() const {
-    return ToJson(f_->function().forward_convention(), /*print_defaults=*/true);
+    return ToCompactJson(f_->function().forward_convention(),
+                         /*print_defaults=*/true);
   }
 
   // The forward artifact's results for `inputs` (the function's inputs):
