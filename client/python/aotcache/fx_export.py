@@ -24,13 +24,13 @@ keep their aliasing (inputs sharing a storage share one in the copies, with
 the same sizes, strides and offsets), their leaf status and requires_grad, and
 with every tensor ``fn`` captures (closure cells, modules' parameters and
 buffers) replaced by a copy while it runs, so the caller's tensors are never
-touched.  The metas of node results
-(``output_meta``) come from re-running the traced graph with
-``torch.fx.Interpreter`` on a second set of such copies.
+touched.  The metas of node results (``output_meta``) are the layouts of
+the real results as the trace saw them.
 """
 
 import base64
 import math
+import operator
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -39,7 +39,8 @@ import torch.fx
 
 from .torch_version import ExportError  # noqa: F401 (part of this API)
 from .captures import Captured, captured_tensors  # noqa: F401 (captured_tensors: API)
-from .torch_version import GRAD_META_KEY, op_name, storage_key, storage_numel, trace
+from .torch_version import (GRAD_META_KEY, RESULT_META_KEY, Layout, op_name, result_layouts,
+                            storage_key, storage_numel, trace)
 
 # The ops whose results are random (the registry's kUsesRng rows).
 RANDOM_OPS = frozenset({
@@ -97,12 +98,19 @@ def _tensor_meta(t: torch.Tensor, what: str, *, requires_grad: bool = False,
     else:
         stride = list(t.stride())
         offset = t.storage_offset()
+    return _layout_meta((tuple(t.shape), tuple(stride), offset, t.dtype, t.device), what,
+                        requires_grad=requires_grad, is_leaf=is_leaf)
+
+
+def _layout_meta(layout: Layout, what: str, *, requires_grad: bool = False,
+                 is_leaf: bool = False) -> Dict[str, Any]:
+    shape, stride, offset, dtype, device = layout
     return {
-        "shape": list(t.shape),
-        "stride": stride,
+        "shape": list(shape),
+        "stride": list(stride),
         "storage_offset": offset,
-        "dtype": _dtype_name(t.dtype, what),
-        "device": _device_name(t.device, what),
+        "dtype": _dtype_name(dtype, what),
+        "device": _device_name(device, what),
         "requires_grad": bool(requires_grad),
         "is_leaf": bool(is_leaf),
     }
@@ -216,26 +224,6 @@ def _copy_inputs(args: List[torch.Tensor]) -> List[torch.Tensor]:
     return out  # type: ignore[return-value]
 
 
-class _MetaRecorder(torch.fx.Interpreter):
-    """Runs the traced graph, recording the meta of every node's results."""
-
-    def __init__(self, gm: torch.fx.GraphModule):
-        super().__init__(gm)
-        self.values: Dict[str, Any] = {}
-        self.metas: Dict[str, List[Dict[str, Any]]] = {}
-
-    def run_node(self, n: torch.fx.Node) -> Any:
-        result = super().run_node(n)
-        self.values[n.name] = result
-        what = "result of node %s" % n.name
-        if isinstance(result, torch.Tensor):
-            self.metas[n.name] = [_tensor_meta(result, what)]
-        elif isinstance(result, (tuple, list)):
-            self.metas[n.name] = [_tensor_meta(r, what) for r in result
-                                  if isinstance(r, torch.Tensor)]
-        return result
-
-
 class Exported:
     """What export_function returns: the graph (the proto3-JSON dict), the
     captured tensors that require grad or that the function writes, lifted
@@ -312,6 +300,15 @@ def _hidden_writes(gm: torch.fx.GraphModule) -> set:
     return written
 
 
+def _is_tensor_result(n: torch.fx.Node) -> bool:
+    """Whether the traced graph's node n gives one tensor."""
+    if n.op == "placeholder" or n.op == "get_attr":
+        return True
+    return n.op == "call_function" and (
+        n.target is operator.getitem and bool(result_layouts(n))
+        or isinstance(n.meta.get(RESULT_META_KEY), tuple))
+
+
 def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
                    version_moved: List[bool], captured: Captured,
                    lift: bool) -> Exported:
@@ -365,13 +362,8 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
             "data": base64.b64encode(arr.tobytes()).decode("ascii"),
         })
 
-    # Result metas: run the graph on fresh copies (grad off: only layouts
-    # are wanted, and the caller's tensors stay untouched).
     lifted_values = [original for _, original in lifted]
     lifted_nodes = [n for n, _ in lifted]
-    rec = _MetaRecorder(gm)
-    with torch.no_grad():
-        rec.run(*_copy_inputs(args))
 
     storage_ids: Dict[Any, int] = {}
     storages = []
@@ -404,8 +396,7 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
                     flat.append(x)
             flatten(n.args[0])
             for o in flat:
-                if not (isinstance(o, torch.fx.Node)
-                        and isinstance(rec.values.get(o.name), torch.Tensor)):
+                if not (isinstance(o, torch.fx.Node) and _is_tensor_result(o)):
                     raise ExportError("output %r is not a tensor; aotcache graphs return "
                                       "tensors only" % (o,))
                 outputs.append(o.name)
@@ -420,7 +411,8 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
             "op": op_name(n.target),
             "args": [_argument(a, where) for a in n.args],
             "kwargs": {k: _argument(n.kwargs[k], where) for k in sorted(n.kwargs)},
-            "output_meta": rec.metas.get(n.name, []),
+            "output_meta": [_layout_meta(layout, "result of node %s" % n.name)
+                            for layout in result_layouts(n)],
             "grad_mode": "GRAD_MODE_ENABLED" if n.meta[GRAD_META_KEY] else "GRAD_MODE_DISABLED",
         }
         nodes.append(entry)

@@ -21,6 +21,11 @@ torch 1.13 (Debian 12):
     untyped_storage() (and warns on storage()).
   * node.meta["tensor_meta"] (shape, stride, dtype, but no storage offset)
     is filled for single-tensor results only; we do not rely on it.
+    Instead we hook proxy_tensor.track_tensor_tree (a module global, which
+    make_fx calls with each op's real results and the op's proxy) for the
+    duration of one trace, and keep the results' layouts in the node's meta
+    (RESULT_META_KEY).  For torch 2.x, check that the op path still calls
+    track_tensor_tree(real results, op proxy, ...).
 """
 
 import operator
@@ -28,6 +33,7 @@ from typing import Any, Callable, List, Tuple
 
 import torch
 import torch.fx
+from torch.fx.experimental import proxy_tensor as _proxy_tensor
 from torch.fx.experimental.proxy_tensor import make_fx as _make_fx
 from torch.overrides import TorchFunctionMode
 
@@ -42,6 +48,17 @@ except ImportError:  # pragma: no cover - future torch
     _Tracer = None
 
 GRAD_META_KEY = "grad_enabled"
+# A call_function node's real result, as it was when the op returned: a
+# Layout for a tensor, or a list with one per element (None for those that
+# are not tensors) for a tuple or list.
+RESULT_META_KEY = "aotcache_result"
+
+# (shape, stride, storage offset, dtype, device)
+Layout = Tuple[Tuple[int, ...], Tuple[int, ...], int, torch.dtype, torch.device]
+
+
+def _layout(t: torch.Tensor) -> Layout:
+    return (tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.device)
 
 
 def trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
@@ -56,12 +73,41 @@ def trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
         node.meta[GRAD_META_KEY] = torch.is_grad_enabled()
         return node
 
+    original_track = _proxy_tensor.track_tensor_tree
+
+    def track_tensor_tree(inner_res, proxy_res, *, constant, tracer):
+        if isinstance(proxy_res, torch.fx.Proxy):
+            if isinstance(inner_res, torch.Tensor):
+                proxy_res.node.meta[RESULT_META_KEY] = _layout(inner_res)
+            elif isinstance(inner_res, (tuple, list)):
+                proxy_res.node.meta[RESULT_META_KEY] = [
+                    _layout(e) if isinstance(e, torch.Tensor) else None for e in inner_res]
+        return original_track(inner_res, proxy_res, constant=constant, tracer=tracer)
+
     _Tracer.create_node = create_node
+    _proxy_tensor.track_tensor_tree = track_tensor_tree
     try:
         with _RefuseUnrecorded():
             return _make_fx(fn, tracing_mode="real")(*args)
     finally:
         _Tracer.create_node = original
+        _proxy_tensor.track_tensor_tree = original_track
+
+
+def result_layouts(node: torch.fx.Node) -> List[Layout]:
+    """The layouts of a traced call_function node's tensor results, in
+    order (a getitem's: that of the element it reads)."""
+    if node.target is operator.getitem:
+        parent, index = node.args
+        result = parent.meta.get(RESULT_META_KEY)
+        if isinstance(result, list) and isinstance(index, int) and -len(result) <= index < len(result):
+            element = result[index]
+            return [element] if element is not None else []
+        return []
+    result = node.meta.get(RESULT_META_KEY)
+    if isinstance(result, list):
+        return [r for r in result if r is not None]
+    return [result] if result is not None else []
 
 
 # Tensor methods that change autograd state without reaching the dispatcher:
