@@ -54,13 +54,16 @@ bool StrictBase64(absl::string_view text, std::string* out) {
 }
 
 // The field a key names: by its name, or by its JSON (lowerCamelCase) name,
-// as protobuf's parser takes both.
+// as protobuf's parser takes both. Our messages have a few fields each: a
+// scan beats a lookup that builds a std::string.
 const FieldDescriptor* FieldNamed(const Descriptor* d, absl::string_view key) {
-  std::string name(key);
-  const FieldDescriptor* field = d->FindFieldByName(name);
-  if (field != nullptr) return field;
-  field = d->FindFieldByCamelcaseName(name);
-  return field != nullptr && field->json_name() == name ? field : nullptr;
+  for (int i = 0; i < d->field_count(); ++i) {
+    if (d->field(i)->name() == key) return d->field(i);
+  }
+  for (int i = 0; i < d->field_count(); ++i) {
+    if (d->field(i)->json_name() == key) return d->field(i);
+  }
+  return nullptr;
 }
 
 // One object being read: a message's fields, or a map's entries.
@@ -73,8 +76,8 @@ struct Frame {
   const FieldDescriptor* field;
   bool in_array = false;
   bool is_map;
-  // Fields seen, by index: a duplicate key gives up.
-  std::vector<bool> seen;
+  // Fields seen, a bit per index: a duplicate key gives up.
+  uint64_t seen = 0;
   // In a map frame: the entry whose value comes next, and the keys seen.
   Message* entry = nullptr;
   absl::flat_hash_set<std::string> keys;
@@ -130,8 +133,10 @@ class Reader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Reader> {
       return true;
     }
     const FieldDescriptor* field = FieldNamed(f.message->GetDescriptor(), name);
-    if (field == nullptr || f.seen[field->index()]) return false;
-    f.seen[field->index()] = true;
+    if (field == nullptr || field->index() >= 64) return false;
+    const uint64_t bit = uint64_t{1} << field->index();
+    if (f.seen & bit) return false;
+    f.seen |= bit;
     const google::protobuf::OneofDescriptor* oneof =
         field->real_containing_oneof();
     if (oneof != nullptr &&
@@ -204,7 +209,6 @@ class Reader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Reader> {
  private:
   bool Push(Message* message) {
     frames_.emplace_back(message);
-    frames_.back().seen.assign(message->GetDescriptor()->field_count(), false);
     return true;
   }
 
