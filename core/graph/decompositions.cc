@@ -153,8 +153,17 @@ absl::StatusOr<std::vector<int>> Stack(Decomposer& d) {
   return d.Emit("aten.cat.default", {std::move(parts), IntArg(dim)});
 }
 
+// `v`, contiguous: eager's layout of the ops that fill a contiguous clone
+// or a LEGACY_CONTIGUOUS result (masked_fill, tril, triu), where `where`
+// would follow its operands' layout.
+absl::StatusOr<std::vector<int>> Contiguous(Decomposer& d, int v) {
+  if (d.meta(v).IsContiguous()) return std::vector<int>{v};
+  return d.Emit("aten.clone.default",
+                {TensorArg(v), StringArg("torch.contiguous_format")});
+}
+
 // masked_fill(self, mask, value): where(mask, value, self), in self's shape
-// and dtype (the value is cast to self's dtype, as torch does).
+// and dtype (the value is cast to self's dtype, as torch does), contiguous.
 absl::StatusOr<std::vector<int>> MaskedFill(Decomposer& d) {
   const Meta self = d.tensor(0);
   if (d.tensor(1).dtype != v1::DTYPE_BOOL) {
@@ -186,7 +195,7 @@ absl::StatusOr<std::vector<int>> MaskedFill(Decomposer& d) {
   if (d.meta(out).shape != self.shape) {
     return ArgError("mask", "does not broadcast to self's shape");
   }
-  return std::vector<int>{out};
+  return Contiguous(d, out);
 }
 
 // A zero of `dtype` as a where operand that keeps that dtype.
@@ -196,7 +205,7 @@ BoundArg ZeroOf(DType dtype) {
 }
 
 // tril(self, diagonal) and triu: where(col - row <= diagonal, self, 0) over
-// the last two dims (>= for triu).
+// the last two dims (>= for triu), contiguous.
 absl::StatusOr<std::vector<int>> Triangle(Decomposer& d, bool lower) {
   const Meta self = d.tensor(0);
   if (self.dim() < 2) {
@@ -218,8 +227,10 @@ absl::StatusOr<std::vector<int>> Triangle(Decomposer& d, bool lower) {
   AOTCACHE_ASSIGN_OR_RETURN(
       int keep, d.EmitOne(lower ? "aten.le.Scalar" : "aten.ge.Scalar",
                           {TensorArg(offset), IntArg(d.arg(1).i)}));
-  return d.Emit("aten.where.self",
-                {TensorArg(keep), d.arg(0), ZeroOf(self.dtype)});
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int out, d.EmitOne("aten.where.self",
+                         {TensorArg(keep), d.arg(0), ZeroOf(self.dtype)}));
+  return Contiguous(d, out);
 }
 absl::StatusOr<std::vector<int>> Tril(Decomposer& d) {
   return Triangle(d, true);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/graph/elementwise_layout.h"
 #include "core/graph/infer_helpers.h"
 #include "core/status_macros.h"
 
@@ -81,14 +82,27 @@ bool IsOperand(const InferContext& ctx, int i) {
          s.name != "alpha" && s.name != "beta";
 }
 
+// What a plain number is to TensorIterator: a 0-dim tensor.
+const Meta& NumberOperand() {
+  static const Meta* const kNumber = new Meta{};
+  return *kNumber;
+}
+
+// The result of an elementwise op over its operands, laid out as eager lays
+// it out.
 absl::StatusOr<Meta> BroadcastOperands(const InferContext& ctx, bool to_float) {
   std::vector<int64_t> shape;
   ResultType type;
+  std::vector<const Meta*> operands;
   for (int i = 0; i < ctx.num_args(); ++i) {
     if (!IsOperand(ctx, i)) continue;
     const BoundArg& a = ctx.arg(i);
     type.Add(ctx, a);
-    if (!a.is_tensor()) continue;
+    if (!a.is_tensor()) {
+      if (a.is_number()) operands.push_back(&NumberOperand());
+      continue;
+    }
+    operands.push_back(&ctx.tensor(i));
     absl::StatusOr<std::vector<int64_t>> b =
         Broadcast(shape, ctx.tensor(i).shape);
     if (!b.ok()) return ArgError(ctx, i, b.status().message());
@@ -96,7 +110,7 @@ absl::StatusOr<Meta> BroadcastOperands(const InferContext& ctx, bool to_float) {
   }
   DType dtype = type.Result();
   if (to_float && !IsFloating(dtype)) dtype = v1::DTYPE_FLOAT32;
-  return ContiguousMeta(std::move(shape), dtype);
+  return ElementwiseResult(operands, std::move(shape), dtype);
 }
 
 absl::StatusOr<Meta> Reduce(const InferContext& ctx, int dim_arg,
@@ -124,29 +138,18 @@ absl::StatusOr<Meta> Reduce(const InferContext& ctx, int dim_arg,
 
 DType SumDType(DType in) { return IsIntegral(in) ? v1::DTYPE_INT64 : in; }
 
-// at::detail::computeStride: the strides of a view of `in` with `shape`, if
-// the memory layout allows one.
-bool IsNonOverlappingAndDense(const Meta& m) {
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < m.dim(); ++d) {
-    if (m.shape[d] != 1) dims.push_back(d);
+// A fresh tensor of `dtype` laid out as `format` (a memory_format argument)
+// says: as `in` unless told otherwise (torch's preserve_format).
+Meta FormattedLike(const Meta& in, DType dtype, const BoundArg& format) {
+  if (format.kind == BoundArg::Kind::kString) {
+    if (format.s == "torch.contiguous_format") {
+      return ContiguousMeta(in.shape, dtype);
+    }
+    if (format.s == "torch.channels_last") {
+      return ChannelsLastMeta(in.shape, dtype);
+    }
   }
-  std::sort(dims.begin(), dims.end(),
-            [&](int64_t a, int64_t b) { return m.stride[a] < m.stride[b]; });
-  int64_t expected = 1;
-  for (int64_t d : dims) {
-    if (m.stride[d] != expected) return false;
-    expected *= m.shape[d];
-  }
-  return true;
-}
-
-// A fresh tensor laid out like `in` (torch's preserve_format).
-Meta PreserveFormat(const Meta& in) {
-  if (!IsNonOverlappingAndDense(in)) return ContiguousLike(in);
-  Meta out = in;
-  out.offset = 0;
-  return out;
+  return PreservedLayout(in, dtype);
 }
 
 }  // namespace
@@ -171,17 +174,23 @@ absl::StatusOr<Metas> Where(const InferContext& ctx) {
   if (ctx.tensor(0).dtype != v1::DTYPE_BOOL) {
     return ArgError(ctx, 0, "condition must be bool");
   }
+  // The condition is an operand, but its dtype does not promote.
+  std::vector<const Meta*> operands = {&ctx.tensor(0)};
   std::vector<int64_t> shape = ctx.tensor(0).shape;
   ResultType type;
   for (int i = 1; i < 3; ++i) {
     type.Add(ctx, ctx.arg(i));
-    if (!ctx.arg(i).is_tensor()) continue;
+    if (!ctx.arg(i).is_tensor()) {
+      if (ctx.arg(i).is_number()) operands.push_back(&NumberOperand());
+      continue;
+    }
+    operands.push_back(&ctx.tensor(i));
     absl::StatusOr<std::vector<int64_t>> b =
         Broadcast(shape, ctx.tensor(i).shape);
     if (!b.ok()) return ArgError(ctx, i, b.status().message());
     shape = *std::move(b);
   }
-  return One(ContiguousMeta(std::move(shape), type.Result()));
+  return One(ElementwiseResult(operands, std::move(shape), type.Result()));
 }
 
 absl::StatusOr<Metas> InPlace(const InferContext& ctx) {
@@ -204,7 +213,8 @@ absl::StatusOr<Metas> InPlace(const InferContext& ctx) {
         absl::StrCat("result type ", DTypeName(result.dtype),
                      " can't be cast to self's ", DTypeName(self.dtype)));
   }
-  if (ctx.schema().name == "copy") return One(PreserveFormat(self));
+  if (ctx.schema().name == "copy")
+    return One(PreservedLayout(self, self.dtype));
   return One(self);
 }
 
@@ -213,27 +223,23 @@ absl::StatusOr<Metas> SameAsSelf(const InferContext& ctx) {
 }
 
 absl::StatusOr<Metas> Fresh(const InferContext& ctx) {
-  return One(PreserveFormat(ctx.tensor(0)));
+  return One(PreservedLayout(ctx.tensor(0), ctx.tensor(0).dtype));
 }
 
 absl::StatusOr<Metas> Clone(const InferContext& ctx) {
-  const BoundArg& format = ctx.arg(1);
-  if (format.kind == BoundArg::Kind::kString &&
-      format.s == "torch.contiguous_format") {
-    return One(ContiguousLike(ctx.tensor(0)));
-  }
-  return Fresh(ctx);
+  const Meta& self = ctx.tensor(0);
+  return One(FormattedLike(self, self.dtype, ctx.arg(1)));
 }
 
+// empty_like, zeros_like, ... and _to_copy: (self, dtype, ...,
+// memory_format) with memory_format last.
 absl::StatusOr<Metas> Like(const InferContext& ctx) {
   const Meta& self = ctx.tensor(0);
-  return One(ContiguousMeta(self.shape, OptionalDType(ctx.arg(1), self.dtype)));
+  return One(FormattedLike(self, OptionalDType(ctx.arg(1), self.dtype),
+                           ctx.arg(ctx.num_args() - 1)));
 }
 
-absl::StatusOr<Metas> ToCopy(const InferContext& ctx) {
-  const Meta& self = ctx.tensor(0);
-  return One(ContiguousMeta(self.shape, OptionalDType(ctx.arg(1), self.dtype)));
-}
+absl::StatusOr<Metas> ToCopy(const InferContext& ctx) { return Like(ctx); }
 
 absl::StatusOr<Metas> SumAll(const InferContext& ctx) {
   const Meta& self = ctx.tensor(0);

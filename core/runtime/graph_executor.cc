@@ -6,6 +6,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/graph/elementwise_layout.h"
 #include "core/graph/validate.h"
 #include "core/runtime/strided.h"
 #include "core/status_macros.h"
@@ -143,9 +144,12 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
         scalar_like = true;
         for (int64_t s : m.stride) scalar_like &= s == 0;
       }
-      const bool elementwise_ok =
-          out.IsContiguous() &&
-          (scalar_like || (m.numel() == out.numel() && m.IsContiguous()));
+      // An elementwise loop reads in[i] and writes out[i] for i < numel:
+      // dense operands and output, in one order of the dims (the kernel's
+      // business), or one element.
+      const bool elementwise_ok = NonOverlappingAndDense(out) &&
+                                  (scalar_like || (m.numel() == out.numel() &&
+                                                   NonOverlappingAndDense(m)));
       if (!elementwise_ok) {
         return absl::InvalidArgumentError(absl::StrCat(
             "fused kernel ", k, " (ending at node '",

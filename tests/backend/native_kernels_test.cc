@@ -214,6 +214,38 @@ TEST(NativeBackendTest, FillsAreFusedIntoTheirReaders) {
   ExpectNativeMatchesReference(p->plan, inputs);
 }
 
+// Results laid out as eager lays them out (transposed like x.t(), or
+// channels-last) are still computed by generated loops: a flat one when
+// every operand shares the result's layout, a loop nest in the result's
+// memory order when one is broadcast.
+TEST(NativeBackendTest, PermutedResultsAreFusedInTheirLayout) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [3, 4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "c", "meta": {"shape": [2, 3, 4, 5], "stride": [60, 1, 15, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "b", "meta": {"shape": [3, 1, 1], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "xt", "op": "aten.t.default", "args": [{"node": "x"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "m", "op": "aten.mul.Tensor", "args": [{"node": "xt"}, {"float": 2.0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "e", "op": "aten.exp.default", "args": [{"node": "m"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "cb", "op": "aten.add.Tensor", "args": [{"node": "c"}, {"node": "b"}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "r", "op": "aten.relu.default", "args": [{"node": "cb"}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["e", "r"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  const std::vector<Tensor> inputs = {
+      Filled({3, 4}, [](int64_t i) { return 0.1 * i; }),
+      Filled({2, 3, 4, 5}, [](int64_t i) { return 1.0 - 0.03 * i; })
+          .View(Meta{{2, 3, 4, 5}, {60, 1, 15, 3}, 0, v1::DTYPE_FLOAT32}),
+      Filled({3, 1, 1}, [](int64_t i) { return -0.5 * i; })};
+  std::vector<Tensor> out = ForwardWith(Native(), p->plan, inputs);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].meta().stride, (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(out[1].meta().stride, (std::vector<int64_t>{60, 1, 15, 3}));
+  ExpectNativeMatchesReference(p->plan, inputs);
+}
+
 // Copies and casts: clone (of a transposed view: a contiguous copy),
 // _to_copy (float64 to float32), and copy (src broadcast into self).
 TEST(NativeBackendTest, CopiesAndCastsAreFused) {

@@ -8,6 +8,7 @@
 #include "core/backend/native/kernel_patterns.h"
 #include "core/backend/native/kernel_source.h"
 #include "core/backend/native/own_kernels.h"
+#include "core/graph/elementwise_layout.h"
 
 namespace aotcache {
 namespace {
@@ -49,8 +50,9 @@ bool Fusible(const ResolvedGraph& g, const ResolvedNode& node) {
   }
   const Meta& out = g.values[node.results[0]].meta;
   const bool compare = f->operands == Formula::Operands::kAsDouble;
+  // Dense, in any order of the dims (eager's layout of the result).
   if ((compare ? out.dtype != v1::DTYPE_BOOL : !IsFloating(out.dtype)) ||
-      !out.IsContiguous() || out.offset != 0) {
+      !NonOverlappingAndDense(out) || out.offset != 0) {
     return false;
   }
   for (int k = 0; k < f->arity; ++k) {

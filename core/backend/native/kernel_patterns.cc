@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "core/graph/elementwise_layout.h"
 
 namespace aotcache {
 
@@ -20,10 +21,11 @@ const Formula* FormulaOf(const ResolvedNode& node) {
   return FindFormula(op);
 }
 
-// An operand the elementwise loop reads at i, the output's linear index:
-// of the output's shape, contiguous, from its storage's start.
+// An operand the elementwise loop reads at i, the output's memory index: of
+// the output's shape and strides, dense, from its storage's start.
 bool Aligned(const Meta& m, const Meta& out) {
-  return m.shape == out.shape && m.IsContiguous() && m.offset == 0;
+  return m.shape == out.shape && m.stride == out.stride && m.offset == 0 &&
+         NonOverlappingAndDense(m);
 }
 
 // m's strides over `shape`, 0 along broadcast dims.

@@ -1,6 +1,9 @@
 #include "core/backend/native/loop_sources.h"
 
+#include <algorithm>
+#include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -34,6 +37,19 @@ std::string StridedLoopNest(const std::vector<int64_t>& shape,
       "    out[i] = ", value, ";\n    }\n");
   for (size_t d = 0; d < outer; ++d) out += "  }\n";
   return out;
+}
+
+// The dims of a dense `m`, outermost in memory first (those of size 1, which
+// any order fits, first of all).
+std::vector<int> MemoryOrder(const Meta& m) {
+  std::vector<int> order(m.dim());
+  std::iota(order.begin(), order.end(), 0);
+  auto key = [&](int d) {
+    return m.shape[d] == 1 ? std::numeric_limits<int64_t>::max() : m.stride[d];
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return key(a) > key(b); });
+  return order;
 }
 
 // `node`'s value for element i, as `const T t<value> = e<k>(...);`, reading
@@ -187,7 +203,13 @@ std::string GenerateKernels(const ResolvedGraph& g,
                                    ? g.values[reduction->input].meta.numel()
                                    : g.values[output].meta.numel();
     std::map<int, std::string> names;
-    const std::vector<int64_t>& shape = g.values[output].meta.shape;
+    // A strided group's loop nest runs over the output's dims in the order
+    // of its memory (it may be laid out as eager lays out a transposed
+    // operand's result), so that i is the output's memory index.
+    const Meta& out_meta = g.values[output].meta;
+    const std::vector<int> order = MemoryOrder(out_meta);
+    std::vector<int64_t> shape;
+    for (int d : order) shape.push_back(out_meta.shape[d]);
     // For a strided group: each strided operand's offset at the start of a
     // row of the loop nest (indices i0, i1, ... of the outer dims).
     std::string row_offsets;
@@ -199,7 +221,9 @@ std::string GenerateKernels(const ResolvedGraph& g,
           ScalarLike(m) && !(m.IsContiguous() && m.numel() == loop_numel);
       names[group.inputs[k]] = absl::StrCat("in", k, scalar ? "[0]" : "[i]");
       if (group.strided && !scalar && !Aligned(m, g.values[output].meta)) {
-        const std::vector<int64_t> strides = StridesOver(m, shape);
+        const std::vector<int64_t> over = StridesOver(m, out_meta.shape);
+        std::vector<int64_t> strides;
+        for (int d : order) strides.push_back(over[d]);
         std::vector<std::string> terms = {"0"};
         for (size_t d = 0; d + 1 < shape.size(); ++d) {
           if (strides[d] != 0)
