@@ -110,12 +110,12 @@ class Reader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Reader> {
     }
     if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE ||
         IsWellKnownType(field->message_type()) ||
-        field->is_repeated() != InArray(f)) {
+        field->is_repeated() != f.in_array) {
       return false;
     }
     Message* owner = Target(f);
     const Reflection* r = owner->GetReflection();
-    Message* child = InArray(f) ? r->AddMessage(owner, field)
+    Message* child = f.in_array ? r->AddMessage(owner, field)
                                 : r->MutableMessage(owner, field);
     return Push(child);
   }
@@ -212,8 +212,6 @@ class Reader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Reader> {
     return true;
   }
 
-  static bool InArray(const Frame& f) { return f.in_array; }
-
   // The field the next value is for, if any.
   static const FieldDescriptor* Pending(const Frame& f) {
     if (f.is_map) {
@@ -246,10 +244,10 @@ class Reader : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Reader> {
     const FieldDescriptor* field = Pending(f);
     if (field == nullptr || field->cpp_type() != type ||
         field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE ||
-        field->is_repeated() != InArray(f)) {
+        field->is_repeated() != f.in_array) {
       return false;
     }
-    if (!set(Target(f), field, InArray(f))) return false;
+    if (!set(Target(f), field, f.in_array)) return false;
     ValueDone(f);
     return true;
   }
