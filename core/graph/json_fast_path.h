@@ -10,6 +10,7 @@
 // to the message protobuf's parser reads.
 // The writer writes the mapping protobuf's printer writes, without
 // whitespace; for programs that parse it (numbers may be spelled otherwise).
+// The reader is json_fast_reader.cc, the writer json_fast_writer.cc.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_GRAPH_JSON_FAST_PATH_H_
 #define AOTCACHE_CORE_GRAPH_JSON_FAST_PATH_H_
@@ -18,9 +19,16 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 
 namespace aotcache {
+
+// Messages of package google.protobuf (Struct, Any, ...), whose JSON forms
+// are their own: both directions leave them to protobuf.
+inline bool IsWellKnownType(const google::protobuf::Descriptor* d) {
+  return d->file()->package() == "google.protobuf";
+}
 
 // Reads `json` into `message` (cleared first). False: it gave up, and
 // `message` holds anything.
