@@ -88,6 +88,24 @@ const Meta& NumberOperand() {
   return *kNumber;
 }
 
+// Adds argument i, a tensor or a number, to an elementwise op's operands
+// (in TensorIterator's order) and broadcasts `shape` with it.
+absl::Status AddOperand(const InferContext& ctx, int i,
+                        std::vector<int64_t>* shape,
+                        std::vector<const Meta*>* operands) {
+  const BoundArg& a = ctx.arg(i);
+  if (!a.is_tensor()) {
+    if (a.is_number()) operands->push_back(&NumberOperand());
+    return absl::OkStatus();
+  }
+  operands->push_back(&ctx.tensor(i));
+  absl::StatusOr<std::vector<int64_t>> b =
+      Broadcast(*shape, ctx.tensor(i).shape);
+  if (!b.ok()) return ArgError(ctx, i, b.status().message());
+  *shape = *std::move(b);
+  return absl::OkStatus();
+}
+
 // The result of an elementwise op over its operands, laid out as eager lays
 // it out.
 absl::StatusOr<Meta> BroadcastOperands(const InferContext& ctx, bool to_float) {
@@ -96,17 +114,8 @@ absl::StatusOr<Meta> BroadcastOperands(const InferContext& ctx, bool to_float) {
   std::vector<const Meta*> operands;
   for (int i = 0; i < ctx.num_args(); ++i) {
     if (!IsOperand(ctx, i)) continue;
-    const BoundArg& a = ctx.arg(i);
-    type.Add(ctx, a);
-    if (!a.is_tensor()) {
-      if (a.is_number()) operands.push_back(&NumberOperand());
-      continue;
-    }
-    operands.push_back(&ctx.tensor(i));
-    absl::StatusOr<std::vector<int64_t>> b =
-        Broadcast(shape, ctx.tensor(i).shape);
-    if (!b.ok()) return ArgError(ctx, i, b.status().message());
-    shape = *std::move(b);
+    type.Add(ctx, ctx.arg(i));
+    AOTCACHE_RETURN_IF_ERROR(AddOperand(ctx, i, &shape, &operands));
   }
   DType dtype = type.Result();
   if (to_float && !IsFloating(dtype)) dtype = v1::DTYPE_FLOAT32;
@@ -175,20 +184,13 @@ absl::StatusOr<Metas> Where(const InferContext& ctx) {
     return ArgError(ctx, 0, "condition must be bool");
   }
   // The condition is an operand, but its dtype does not promote.
-  std::vector<const Meta*> operands = {&ctx.tensor(0)};
-  std::vector<int64_t> shape = ctx.tensor(0).shape;
+  std::vector<int64_t> shape;
+  std::vector<const Meta*> operands;
+  AOTCACHE_RETURN_IF_ERROR(AddOperand(ctx, 0, &shape, &operands));
   ResultType type;
   for (int i = 1; i < 3; ++i) {
     type.Add(ctx, ctx.arg(i));
-    if (!ctx.arg(i).is_tensor()) {
-      if (ctx.arg(i).is_number()) operands.push_back(&NumberOperand());
-      continue;
-    }
-    operands.push_back(&ctx.tensor(i));
-    absl::StatusOr<std::vector<int64_t>> b =
-        Broadcast(shape, ctx.tensor(i).shape);
-    if (!b.ok()) return ArgError(ctx, i, b.status().message());
-    shape = *std::move(b);
+    AOTCACHE_RETURN_IF_ERROR(AddOperand(ctx, i, &shape, &operands));
   }
   return One(ElementwiseResult(operands, std::move(shape), type.Result()));
 }
