@@ -84,6 +84,6 @@ def test_a_training_step_refuses_inputs_that_do_not_match_its_plan(daemon):
     g = aot_function(layer, server=daemon)
     x, w = torch.randn(4, 16), torch.randn(16, 8, requires_grad=True)
     g(x, w)
-    step = next(iter(g._compiled.values())).entry.step
+    step = next(iter(g._compiled.values()))[0].entry.step
     with pytest.raises(ValueError, match="takes 2 inputs, not 1"):
         step.run([x], [x])

@@ -13,17 +13,17 @@ from typing import Any, Callable, Dict, List, Tuple
 import torch
 
 class Captured:
-    """While active, every tensor fn captures (captured_tensors' reach:
-    closure cells, bound and captured modules' parameters and buffers) is
-    replaced where it lives by a copy, so that tracing fn -- which runs it --
-    changes nothing the caller can observe (values, version counters).
+    """While active, every tensor a Reach holds (closure cells, globals,
+    modules' parameters, buffers and tensor attributes) is replaced where
+    it lives by a copy, so that tracing fn -- which runs it -- changes
+    nothing the caller can observe (values, version counters).
     `original` maps a copy's id to (the caller's tensor, a name for
     messages); `grad_of` maps the id of a copy of a .grad to the name of its
     tensor, so that reading .grad can be refused. Not thread-safe towards
     other threads that use the same modules or closures meanwhile."""
 
-    def __init__(self, fn: Callable):
-        self._fn = fn
+    def __init__(self, reach: "Reach"):
+        self._reach = reach
         self._undo: List[Callable[[], None]] = []
         self.original: Dict[int, Tuple[torch.Tensor, str]] = {}
         self.versions: Dict[int, int] = {}
@@ -45,7 +45,7 @@ class Captured:
         return c
 
     def __enter__(self) -> "Captured":
-        for holder, key, t, name in _captured_places(self._fn):
+        for holder, key, t, name in self._reach.tensors:
             if isinstance(holder, dict):
                 c = self._copy(t, name)
                 holder[key] = c
@@ -64,28 +64,49 @@ class Captured:
         return copy._version != self.versions[id(copy)]
 
 
-def _captured_places(fn: Callable):
-    """(holder, key, tensor, name) for every tensor fn can reach: in its
-    closure cells, the globals its code names, its bound module, and
-    (recursively) the modules and functions those hold; holder is a dict
-    (a module's _parameters or _buffers, or a function's globals) or a
-    closure cell (key unused)."""
-    seen = set()
-    pending: List[Tuple[Any, str]] = [(fn, getattr(fn, "__name__", "fn"))]
-    while pending:
-        v, name = pending.pop()
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if isinstance(v, torch.nn.Module):
-            for prefix, m in v.named_modules():
-                for table in (m._parameters, m._buffers):
-                    for key, t in table.items():
-                        if isinstance(t, torch.Tensor) and id(t) not in seen:
-                            seen.add(id(t))
-                            yield table, key, t, "%s.%s" % (
-                                name, "%s.%s" % (prefix, key) if prefix else key)
-        elif callable(v) and not isinstance(v, torch.Tensor):
+class Reach:
+    """Everything fn can reach, walked once: its closure cells, the globals
+    its code names (torch's own functions excepted), its bound module, and
+    recursively the modules and functions those hold.
+
+    tensors: (holder, key, tensor, name), holder a dict (a module's
+      _parameters, _buffers or __dict__, or a function's globals) or a
+      closure cell (key None);
+    modules: (name, module), every module reached and its submodules;
+    values: (holder, key, value) for the other globals and cells, which a
+      trace may read as constants (guards.plain_globals_and_cells keeps
+      the plain ones)."""
+
+    def __init__(self, fn: Callable):
+        self.tensors: List[Tuple[Any, Any, torch.Tensor, str]] = []
+        self.modules: List[Tuple[str, torch.nn.Module]] = []
+        self.values: List[Tuple[Any, Any, Any]] = []
+        self._seen: set = set()
+        self._walk(fn)
+
+    def _tensor(self, holder, key, t: torch.Tensor, name: str) -> None:
+        if id(t) not in self._seen:
+            self._seen.add(id(t))
+            self.tensors.append((holder, key, t, name))
+
+    def _walk(self, fn: Callable) -> None:
+        pending: List[Tuple[Any, str]] = [(fn, getattr(fn, "__name__", "fn"))]
+        while pending:
+            v, name = pending.pop()
+            if id(v) in self._seen:
+                continue
+            self._seen.add(id(v))
+            if isinstance(v, torch.nn.Module):
+                for prefix, m in v.named_modules():
+                    qualified = "%s.%s" % (name, prefix) if prefix else name
+                    self.modules.append((qualified, m))
+                    for table in (m._parameters, m._buffers, m.__dict__):
+                        for key, t in list(table.items()):
+                            if isinstance(t, torch.Tensor):
+                                self._tensor(table, key, t, "%s.%s" % (qualified, key))
+                continue
+            if not callable(v) or isinstance(v, torch.Tensor):
+                continue
             code = getattr(v, "__code__", None)
             cells = getattr(v, "__closure__", None) or ()
             names = code.co_freevars if code is not None else ()
@@ -94,22 +115,22 @@ def _captured_places(fn: Callable):
                     continue
                 value = c.cell_contents
                 if isinstance(value, torch.Tensor):
-                    if id(value) not in seen:
-                        seen.add(id(value))
-                        yield c, None, value, cell_name
+                    self._tensor(c, None, value, cell_name)
                 else:
+                    self.values.append((c, None, value))
                     pending.append((value, cell_name))
-            # The globals its code names (torch's own functions excepted).
             scope = getattr(v, "__globals__", None)
             if code is not None and scope is not None and not str(
                     getattr(v, "__module__", "")).startswith("torch"):
                 for global_name in code.co_names:
-                    value = scope.get(global_name)
+                    if global_name not in scope:
+                        continue
+                    value = scope[global_name]
                     if isinstance(value, torch.Tensor):
-                        if id(value) not in seen:
-                            seen.add(id(value))
-                            yield scope, global_name, value, global_name
-                    elif isinstance(value, torch.nn.Module) or (
+                        self._tensor(scope, global_name, value, global_name)
+                        continue
+                    self.values.append((scope, global_name, value))
+                    if isinstance(value, torch.nn.Module) or (
                             callable(value) and hasattr(value, "__code__")):
                         pending.append((value, global_name))
             owner = getattr(v, "__self__", None)
@@ -118,10 +139,8 @@ def _captured_places(fn: Callable):
 
 
 def captured_tensors(fn: Callable) -> List[torch.Tensor]:
-    """The tensors fn can reach (_captured_places): its closure cells, the
-    globals its code names, bound and captured modules' parameters and
-    buffers, recursively."""
-    return [t for _, _, t, _ in _captured_places(fn)]
+    """The tensors fn can reach (Reach's tensors)."""
+    return [t for _, _, t, _ in Reach(fn).tensors]
 
 
 def _cell_filled(cell) -> bool:

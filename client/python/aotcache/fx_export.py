@@ -38,7 +38,8 @@ import torch
 import torch.fx
 
 from .torch_version import ExportError  # noqa: F401 (part of this API)
-from .captures import Captured, captured_tensors  # noqa: F401 (captured_tensors: API)
+from .captures import Captured, Reach, captured_tensors  # noqa: F401 (captured_tensors: API)
+from .guards import Guards, ReadRecorder, plain_globals_and_cells, refuse_hooks
 from .torch_version import (GRAD_META_KEY, RESULT_META_KEY, Layout, op_name, result_layouts,
                             storage_key, storage_numel, trace)
 
@@ -47,6 +48,11 @@ RANDOM_OPS = frozenset({
     "aten.native_dropout.default", "aten.rand_like.default", "aten.randn_like.default",
     "aten.bernoulli.default", "aten.bernoulli.p", "aten.bernoulli_.float",
 })
+
+
+# The ops make_fx puts after the get_attr of a tensor literal the function
+# makes (torch.tensor([...])): torch 1.13's lift_fresh_copy, 2.x's lift_fresh.
+_LITERAL_COPIES = frozenset({"aten.lift_fresh_copy.default", "aten.lift_fresh.default"})
 
 
 def uses_random_ops(graph: Dict[str, Any]) -> bool:
@@ -226,37 +232,37 @@ def _copy_inputs(args: List[torch.Tensor]) -> List[torch.Tensor]:
 
 class Exported:
     """What export_function returns: the graph (the proto3-JSON dict), the
-    captured tensors that require grad or that the function writes, lifted
-    to inputs after the arguments (pass them with the arguments on every
-    call: their writes are applied to them), the captured tensors baked into
-    the graph as constants (stale once their _version moves), and which
-    inputs' (the arguments', then the lifted tensors') version counters the
-    call moves."""
+    tensors lifted to inputs after the arguments (every captured tensor the
+    graph reads: pass them with the arguments on every call, their writes
+    are applied to them), which inputs' (the arguments', then the lifted
+    tensors') version counters the call moves, and the guards: what else
+    the trace read (module attributes, plain globals) and must still hold."""
 
     def __init__(self, graph: Dict[str, Any], lifted: List[torch.Tensor],
-                 baked: List[torch.Tensor], version_moved: List[bool]):
+                 version_moved: List[bool], guards: Guards):
         self.graph = graph
         self.lifted = lifted
-        self.baked = baked
         # Per input (arguments, then lifted): whether the call moves its
         # version counter. A write through `.data` (a tensor with a counter
         # of its own) does not, nor batch norm's to its running statistics.
         self.version_moved = version_moved
+        self.guards = guards
 
 
 def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
     """Trace fn(*args) with make_fx (real mode) and return the proto3-JSON
     form of aotcache.v1.Graph as a dict.  The caller's grad mode is the one
-    the trace runs under.  A captured tensor that requires grad is refused
-    (export_function lifts it to an input)."""
+    the trace runs under.  Captured tensors are constants of the graph; one
+    that requires grad or that fn writes is refused (export_function lifts
+    them to inputs)."""
     return export_function(fn, list(args), lift=False).graph
 
 
 def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True,
                     captures: Optional[Callable] = None) -> Exported:
-    """export_graph, lifting captured tensors that require grad or that fn
-    writes to inputs (when `lift`) and reporting the captured tensors.
-    `captures`: whose captured tensors to follow (default fn; a wrapper
+    """export_graph, lifting every captured tensor the graph reads to an
+    input (when `lift`), and recording the guards. `captures`: whose
+    captured tensors, modules and globals to follow (default fn; a wrapper
     passes the user's function)."""
     args = list(args)
     for i, a in enumerate(args):
@@ -269,7 +275,10 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
             raise ExportError("argument %d has layout %s; only strided tensors are supported"
                               % (i, a.layout))
 
-    with Captured(captures if captures is not None else fn) as captured:
+    reach = Reach(captures if captures is not None else fn)
+    refuse_hooks(reach.modules)
+    modules = [m for _, m in reach.modules]
+    with Captured(reach) as captured, ReadRecorder(modules) as reads:
         copies = _copy_inputs(args)
         for i, (a, c) in enumerate(zip(args, copies)):
             if a.is_leaf and a.grad is not None:
@@ -278,7 +287,11 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
         before = [c._version for c in copies]
         gm = trace(fn, copies)
         version_moved = [c._version != v for c, v in zip(copies, before)]
-        return _export_traced(gm, args, version_moved, captured, lift)
+        exported = _export_traced(gm, args, version_moved, captured, lift)
+    places = {id(t): (holder, key) for holder, key, t, _ in reach.tensors}
+    exported.guards = Guards(reads.values() + plain_globals_and_cells(reach.values), modules,
+                             [places[id(t)] + (t,) for t in exported.lifted if id(t) in places])
+    return exported
 
 
 # Ops whose schema does not say what they write, and which of their
@@ -318,13 +331,16 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
         raise ExportError("traced graph has %d placeholders for %d arguments"
                           % (len(placeholders), len(args)))
 
-    # Constants (closure tensors, torch.tensor literals): read before the
-    # interpreter runs, since the graph may write into them.  Captured
-    # tensors that require grad or that the trace wrote become inputs after
-    # the arguments (the caller's tensors, passed on every call).
+    # Constants: the tensor literals the function makes (a get_attr read
+    # only by lift_fresh_copy: a fresh tensor at every call), and, when
+    # not `lift`, captured tensors that neither require grad nor are
+    # written. Every other captured tensor becomes an input after the
+    # arguments (the caller's tensor, passed on every call), so that it
+    # never goes stale: a module's state written outside the function
+    # (an optimizer, an EMA update, batch norm's running statistics
+    # updated by an eager step) is read anew at each call.
     constants = []
     lifted: List[Tuple[torch.fx.Node, torch.Tensor]] = []
-    baked: List[torch.Tensor] = []
     hidden = _hidden_writes(gm)
     lifted_version_moved: List[bool] = []
     for n in gm.graph.nodes:
@@ -338,21 +354,18 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
                 "the function reads the .grad of %s; aotcache does not follow .grad: "
                 "pass the gradient as an argument" % captured.grad_of[id(value)])
         original, name = captured.original.get(id(value), (value, n.target))
-        if value.requires_grad or (id(value) in captured.original and
-                                   (captured.written(value) or n in hidden)):
+        written = id(value) in captured.original and (captured.written(value) or n in hidden)
+        literal = all(u.op == "call_function" and op_name(u.target) in _LITERAL_COPIES
+                      for u in n.users)
+        if not literal and (lift or value.requires_grad or written):
             if not lift:
                 raise ExportError(
                     "constant %s (a tensor captured by the function) requires grad or is "
                     "written; pass it as an argument instead" % name)
-            # An input of the graph, the caller's tensor passed on every
-            # call: its gradient and its writes reach the caller's tensor
-            # (through .data when the trace wrote it without moving its
-            # version, as batch norm writes its running statistics).
             lifted.append((n, original))
             lifted_version_moved.append(id(value) in captured.original and
                                         captured.written(value))
             continue
-        baked.append(original)
         c = value.detach().contiguous()
         arr = c.numpy()
         arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
@@ -424,7 +437,7 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
         "nodes": nodes,
         "outputs": outputs,
     }
-    return Exported(graph, lifted_values, baked, version_moved + lifted_version_moved)
+    return Exported(graph, lifted_values, version_moved + lifted_version_moved, Guards())
 
 
 if __name__ == "__main__":  # tiny smoke test: python3 -m aotcache.fx_export

@@ -34,7 +34,7 @@ import os
 import threading
 import time
 import warnings
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 from torch.utils import _pytree as pytree
@@ -42,6 +42,7 @@ from torch.utils import _pytree as pytree
 from . import fx_export, torch_version
 from ._native import Client, Error as _NativeError
 from ._runtime import CompiledEntry
+from .guards import Guards
 
 __all__ = ["CompileError", "aot_function", "aot_module"]
 
@@ -124,20 +125,18 @@ def _check_options(backend: Optional[str], fallback: Optional[str], rng: str) ->
 
 
 class _Compiled:
-    """What one signature compiled to."""
+    """What one signature compiled to, and the guards it holds under."""
 
-    def __init__(self, entry: Optional[CompiledEntry], native, out_spec, baked,
-                 eager_reason: str = "", trace_ms: float = 0.0, compile_ms: float = 0.0):
+    def __init__(self, entry: Optional[CompiledEntry], native, out_spec,
+                 guards: Optional[Guards] = None, eager_reason: str = "",
+                 trace_ms: float = 0.0, compile_ms: float = 0.0):
         self.entry = entry          # None: run fn eagerly
         self.native = native        # None when the compile itself failed
         self.out_spec = out_spec
-        self.baked = [(t, t._version) for t in baked]
+        self.guards = guards if guards is not None else Guards()
         self.eager_reason = eager_reason
         self.trace_ms = trace_ms        # make_fx and the export
         self.compile_ms = compile_ms    # the request (a hit or a compile) and loading
-
-    def stale(self) -> bool:
-        return any(t._version != v for t, v in self.baked)
 
 
 class AotFunction:
@@ -147,31 +146,33 @@ class AotFunction:
                  rng: str = "philox", watch_captures: bool = True):
         functools.update_wrapper(self, fn)
         self._fn = fn
-        # Whether each call's signature holds the identity of every tensor fn
-        # captures (a captured tensor replaced retraces). aot_module passes
-        # its parameters and buffers as arguments instead.
+        # Whether each call's signature holds the identity and layout of
+        # every tensor fn captures (a captured tensor replaced retraces).
+        # aot_module passes its parameters and buffers as arguments instead.
         self._watch_captures = watch_captures
         self._server = server
         self._fallback = fallback
         self._rng = rng
         self._lock = threading.Lock()
-        self._compiled: Dict[Any, _Compiled] = {}
-        self._order: List[Any] = []
+        # Per signature, what it compiled to under other guard values (a
+        # module in train and in eval mode), most recent first.
+        self._compiled: Dict[Any, List[_Compiled]] = {}
+        self._order: List[_Compiled] = []
 
-    def __call__(self, *args):
-        signature = self._signature(args)
-        compiled = self._compiled.get(signature)
-        if compiled is None or compiled.stale():
+    def __call__(self, *args, **kwargs):
+        leaves, spec = _flatten_arguments(args, kwargs)
+        signature = self._signature(leaves, spec)
+        compiled = _holding(self._compiled.get(signature))
+        if compiled is None:
             with self._lock:
-                compiled = self._compiled.get(signature)
-                if compiled is None or compiled.stale():
-                    compiled = self._compile(args)
-                    if signature not in self._compiled:
-                        self._order.append(signature)
-                    self._compiled[signature] = compiled
+                compiled = _holding(self._compiled.get(signature))
+                if compiled is None:
+                    compiled = self._compile(args, kwargs, leaves, spec)
+                    self._compiled.setdefault(signature, []).insert(0, compiled)
+                    self._order.append(compiled)
         if compiled.entry is None:
-            return self._fn(*args)
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            return self._fn(*args, **kwargs)
+        tensors = [a for a in leaves if isinstance(a, torch.Tensor)]
         outs = compiled.entry(tensors + compiled.entry.lifted)
         return pytree.tree_unflatten(outs, compiled.out_spec)
 
@@ -184,7 +185,7 @@ class AotFunction:
         request and loading the artifacts ("compile_ms")."""
         rows = []
         with self._lock:
-            compiled = [self._compiled[s] for s in self._order]
+            compiled = list(self._order)
         for c in compiled:
             n = c.native
             rows.append({
@@ -202,35 +203,44 @@ class AotFunction:
 
     # -- compiling ---------------------------------------------------------
 
-    def _signature(self, args) -> tuple:
-        parts: List[Any] = [torch.is_grad_enabled()]
+    def _signature(self, leaves: List[Any], spec: Any) -> tuple:
+        parts: List[Any] = [torch.is_grad_enabled(), spec]
         storages: Dict[Any, int] = {}
-        for a in args:
+
+        def tensor(t: torch.Tensor) -> tuple:
+            group = storages.setdefault(torch_version.storage_key(t), len(storages))
+            return (tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.device,
+                    t.requires_grad, t.is_leaf, group)
+
+        for a in leaves:
             if isinstance(a, torch.Tensor):
-                group = storages.setdefault(torch_version.storage_key(a), len(storages))
-                parts.append((tuple(a.shape), a.stride(), a.storage_offset(), a.dtype,
-                              a.device, a.requires_grad, a.is_leaf, group))
-            elif a is None or isinstance(a, (bool, int, float, str)):
+                parts.append(tensor(a))
+            elif a is None or isinstance(a, _SCALARS):
                 parts.append((type(a), a))
             else:
-                raise TypeError("aot_function takes tensors and numbers, not %s"
+                raise TypeError("aot_function takes tensors, numbers, strings and "
+                                "(nested) lists, tuples and dicts of them, not %s"
                                 % type(a).__name__)
         if self._watch_captures:
             for t in fx_export.captured_tensors(self._fn):
-                parts.append((id(t), t.requires_grad))
+                parts.append((id(t),) + tensor(t))
         return tuple(parts)
 
-    def _compile(self, args) -> _Compiled:
+    def _compile(self, args, kwargs, leaves, spec) -> _Compiled:
         out_spec = []
+        tensor_at = [i for i, a in enumerate(leaves) if isinstance(a, torch.Tensor)]
 
         def traced(*tensors):
-            it = iter(tensors)
-            out = self._fn(*[next(it) if isinstance(a, torch.Tensor) else a for a in args])
-            flat, spec = pytree.tree_flatten(out)
-            out_spec.append(spec)
+            call_leaves = list(leaves)
+            for i, t in zip(tensor_at, tensors):
+                call_leaves[i] = t
+            call_args, call_kwargs = _unflatten_arguments(call_leaves, spec, args, kwargs)
+            flat, out = pytree.tree_flatten(self._fn(*call_args, **call_kwargs))
+            out_spec.append(out)
             return flat
 
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        tensors = [leaves[i] for i in tensor_at]
+        name = getattr(self._fn, "__name__", "the function")
         start = time.perf_counter()
         try:
             with torch.random.fork_rng(devices=[]):
@@ -238,7 +248,7 @@ class AotFunction:
             traced_at = time.perf_counter()
             uses_rng = fx_export.uses_random_ops(exported.graph)
             if uses_rng and self._rng == "eager":
-                return _Compiled(None, None, out_spec[0], exported.baked,
+                return _Compiled(None, None, out_spec[0], exported.guards,
                                  eager_reason="random ops with rng='eager': torch's own "
                                               "random stream")
             native = _client(self._server).compile(json.dumps(exported.graph))
@@ -246,16 +256,67 @@ class AotFunction:
             timings = dict(trace_ms=(traced_at - start) * 1e3,
                            compile_ms=(time.perf_counter() - traced_at) * 1e3)
         except (fx_export.ExportError, _NativeError) as e:
-            message = str(e)
             if self._fallback != "eager":
-                raise CompileError("aotcache cannot compile %s: %s"
-                                   % (getattr(self._fn, "__name__", "the function"),
-                                      message)) from None
-            warnings.warn("aotcache: running %s eagerly: %s"
-                          % (getattr(self._fn, "__name__", "the function"), message))
-            return _Compiled(None, None, None, [], eager_reason=message)
+                raise CompileError("aotcache cannot compile %s: %s" % (name, e)) from None
+            return self._eager(name, str(e))
+        except Exception as e:  # make_fx's own: .item(), data-dependent control flow
+            if self._fallback != "eager":
+                raise
+            return self._eager(name, "%s: %s" % (type(e).__name__, e))
         entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng)
-        return _Compiled(entry, native, out_spec[0], exported.baked, **timings)
+        return _Compiled(entry, native, out_spec[0], exported.guards, **timings)
+
+    def _eager(self, name: str, reason: str) -> _Compiled:
+        warnings.warn("aotcache: running %s eagerly: %s" % (name, reason))
+        return _Compiled(None, None, None, eager_reason=reason)
+
+
+_SCALARS = (bool, int, float, str, torch.dtype, torch.device)
+
+
+def _holding(candidates: Optional[List[_Compiled]]) -> Optional[_Compiled]:
+    """The first of a signature's compiled forms whose guards hold."""
+    for c in candidates or ():
+        if c.guards.hold():
+            return c
+    return None
+
+
+def _flatten_arguments(args: tuple, kwargs: Dict[str, Any]) -> Tuple[List[Any], Any]:
+    """The leaves of (args, kwargs) and a hashable form of their structure:
+    None for plain positional leaves (the common call, flattened cheaply)."""
+    if not kwargs and not any(isinstance(a, _CONTAINERS) for a in args):
+        return list(args), None
+    # Keyword arguments by name: their order is no part of the signature.
+    leaves, spec = pytree.tree_flatten((args, dict(sorted(kwargs.items()))))
+    return leaves, _spec_key(spec)
+
+
+_CONTAINERS = (list, tuple, dict)
+
+
+def _unflatten_arguments(leaves: List[Any], spec: Any, args: tuple,
+                         kwargs: Dict[str, Any]) -> Tuple[tuple, Dict[str, Any]]:
+    if spec is None:
+        return tuple(leaves), {}
+    _, tree = pytree.tree_flatten((args, dict(sorted(kwargs.items()))))
+    call_args, call_kwargs = pytree.tree_unflatten(leaves, tree)
+    return tuple(call_args), dict(call_kwargs)
+
+
+def _spec_key(spec) -> Any:
+    """A hashable form of a pytree TreeSpec (which is not hashable)."""
+    children = getattr(spec, "children_specs", None)
+    if children is None or (not children and getattr(spec, "type", None) is None):
+        return "*"
+    context = spec.context
+    if isinstance(context, list):
+        context = tuple(context)
+    try:
+        hash(context)
+    except TypeError:
+        context = repr(context)
+    return (spec.type, context, tuple(_spec_key(c) for c in children))
 
 
 def aot_module(module: torch.nn.Module, **kwargs) -> torch.nn.Module:
@@ -283,9 +344,10 @@ class _AotModule(torch.nn.Module):
             table = owner._parameters if key in owner._parameters else owner._buffers
             self._places.append((table, key))
 
-        def call(*flat):
+        def call(*flat, **kwargs):
             state = dict(zip(names, flat[:len(names)]))
-            return torch_version.functional_call(module, state, tuple(flat[len(names):]))
+            return torch_version.functional_call(module, state, tuple(flat[len(names):]),
+                                                 kwargs)
 
         call.__name__ = type(module).__name__
         # The module's tensors are arguments of every call, so that a
@@ -293,10 +355,24 @@ class _AotModule(torch.nn.Module):
         # tensors) need no watching.
         self._compiled = AotFunction(call, server, fallback, rng, watch_captures=False)
 
-    def forward(self, *args):
+    def forward(self, *args, **kwargs):
         # Read from the tables at each call: a replaced parameter is seen.
         state = [table[key] for table, key in self._places]
-        return self._compiled(*state, *args)
+        return self._compiled(*state, *args, **kwargs)
 
     def cache_info(self) -> List[Dict[str, Any]]:
         return self._compiled.cache_info()
+
+    # The wrapped module's state, under its own names: a checkpoint saved
+    # from either loads into the other.
+    def state_dict(self, *args, **kwargs):
+        return self.orig_module.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, state_dict, strict: bool = True):
+        return self.orig_module.load_state_dict(state_dict, strict)
+
+    def __getattr__(self, name: str):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.orig_module, name)

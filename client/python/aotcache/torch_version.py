@@ -29,6 +29,7 @@ torch 1.13 (Debian 12):
 """
 
 import operator
+import threading
 from typing import Any, Callable, List, Tuple
 
 import torch
@@ -87,7 +88,7 @@ def trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
     _Tracer.create_node = create_node
     _proxy_tensor.track_tensor_tree = track_tensor_tree
     try:
-        with _RefuseUnrecorded():
+        with _RefuseUnrecorded(), _CustomFunctions():
             return _make_fx(fn, tracing_mode="real")(*args)
     finally:
         _Tracer.create_node = original
@@ -132,7 +133,80 @@ class _RefuseUnrecorded(TorchFunctionMode):
         if func == _SET_DATA:
             raise ExportError("assigning Tensor.data inside the function is not "
                               "recorded by make_fx")
+        if func is torch.Tensor.register_hook:
+            raise ExportError("Tensor.register_hook inside the function: the compiled "
+                              "backward would never call the hook; register it on an "
+                              "argument or a result outside the function")
+        if func is torch.Tensor.backward or func is torch.autograd.grad:
+            raise ExportError("%s inside the function: aotcache compiles one forward and "
+                              "derives its backward, it does not trace autograd itself; "
+                              "call it on the compiled function's results"
+                              % ("Tensor.backward()" if func is torch.Tensor.backward
+                                 else "torch.autograd.grad"))
         return func(*args, **kwargs)
+
+
+class _CustomFunctions:
+    """While tracing, torch.autograd.Function.apply is ours. make_fx records
+    a custom Function's forward as plain ops run under no_grad (autograd
+    runs forward so) and never its backward, so the derived gradient would
+    be wrong or missing: refused, naming the Function. The reentrant
+    torch.utils.checkpoint is the exception: it only recomputes its
+    function in the backward, so tracing the function itself (with grad
+    mode on when some tensor argument requires grad, as the Function's
+    outputs then do) gives eager's gradients.
+
+    The replacement is installed while any thread traces, and acts only in
+    the threads that trace: others get the original apply.
+
+    torch 1.13: apply is the C classmethod of torch._C._FunctionBase (not
+    in Function.__dict__); torch 2.x: a Python classmethod of Function."""
+
+    _lock = threading.Lock()
+    _active = 0
+    _tracing = threading.local()
+    _had_own = False
+    _original: Any = None
+
+    def __enter__(self) -> "_CustomFunctions":
+        cls = type(self)
+        with cls._lock:
+            if cls._active == 0:
+                own = torch.autograd.Function.__dict__.get("apply")
+                cls._had_own = own is not None
+                cls._original = own if own is not None else \
+                    torch._C._FunctionBase.__dict__["apply"]
+                torch.autograd.Function.apply = classmethod(_traced_apply)
+            cls._active += 1
+        cls._tracing.depth = getattr(cls._tracing, "depth", 0) + 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        cls = type(self)
+        cls._tracing.depth -= 1
+        with cls._lock:
+            cls._active -= 1
+            if cls._active == 0:
+                if cls._had_own:
+                    torch.autograd.Function.apply = cls._original
+                else:
+                    del torch.autograd.Function.apply
+
+
+def _traced_apply(cls, *args, **kwargs):
+    if not getattr(_CustomFunctions._tracing, "depth", 0):
+        return _CustomFunctions._original.__get__(None, cls)(*args, **kwargs)
+    from torch.utils.checkpoint import CheckpointFunction
+    if cls is CheckpointFunction:
+        function, _preserve_rng_state, *inputs = args
+        tracked = torch.is_grad_enabled() and any(
+            isinstance(a, torch.Tensor) and a.requires_grad for a in inputs)
+        with torch.set_grad_enabled(tracked):
+            return function(*inputs)
+    raise ExportError(
+        "custom autograd.Function %s.%s: its backward cannot be traced, so aotcache "
+        "would compute another gradient than it; pass fallback='eager' to run the "
+        "function eagerly" % (cls.__module__, cls.__qualname__))
 
 
 def op_name(target: Any) -> str:
