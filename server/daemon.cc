@@ -13,6 +13,7 @@
 #include "core/backend/reference_backend.h"
 #include "core/key/digest.h"
 #include "core/key/host_target.h"
+#include "core/paths/private_dir.h"
 #include "core/status_macros.h"
 #include "glog/logging.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -103,15 +104,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   if (options.data_dir.empty())
     return absl::InvalidArgumentError("data_dir is required");
   std::error_code ec;
-  // The data dir holds the store and the socket: the owner's alone, whatever
-  // the umask (an existing dir keeps the mode its operator gave it).
-  if (std::filesystem::create_directories(options.data_dir, ec)) {
-    std::filesystem::permissions(options.data_dir,
-                                 std::filesystem::perms::owner_all, ec);
-  }
-  if (ec) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create data dir ", options.data_dir, ": ", ec.message()));
+  // The data dir holds the store and the socket: the owner's alone (an
+  // existing dir keeps the mode its operator gave it).
+  if (absl::Status made = CreatePrivateDirectories(options.data_dir);
+      !made.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("data dir: ", made.message()));
   }
   std::unique_ptr<Daemon> d(new Daemon());
   StoreOptions store_options;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/key/digest.h"
+#include "core/paths/private_dir.h"
 
 namespace aotcache {
 namespace {
@@ -56,8 +57,9 @@ absl::Status ArtifactDir::Put(absl::string_view digest,
   }
   std::string path = PathOf(digest);
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(),
-                                      ec);
+  // Best effort: a failure shows as the write's own error below.
+  (void)CreatePrivateDirectories(
+      std::filesystem::path(path).parent_path().string());
   static std::atomic<uint64_t> next_temp{0};
   std::string temp =
       absl::StrCat(path, ".tmp.", getpid(), ".", next_temp.fetch_add(1));

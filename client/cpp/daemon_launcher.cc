@@ -15,6 +15,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/paths/private_dir.h"
+#include "core/status_macros.h"
 
 namespace aotcache {
 namespace {
@@ -57,11 +59,11 @@ absl::Status LaunchDetachedDaemon(const std::string& binary,
   std::error_code ec;
   // Absolute: the daemon runs from "/", the client waits on this path.
   std::string dir = std::filesystem::absolute(data_dir, ec).string();
-  if (!ec) std::filesystem::create_directories(dir, ec);
   if (ec) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot create ", data_dir, ": ", ec.message()));
+        absl::StrCat("cannot resolve ", data_dir, ": ", ec.message()));
   }
+  AOTCACHE_RETURN_IF_ERROR(CreatePrivateDirectories(dir));
   // Everything the child needs is built before fork: after it, only
   // async-signal-safe calls (the client has gRPC threads).
   std::vector<std::string> args = {

@@ -213,6 +213,10 @@ def test_two_processes_share_one_embedded_daemon(tmp_path):
     results = [out.split() for out, _ in outs]
     assert all(r[0] == "server" for r in results), results  # Neither fell back.
     assert results[0][1] == results[1][1]  # The same key.
+    # What the client made (the cache home, the data dir, its artifacts'
+    # dir) is its owner's alone.
+    for made in ("xdg", "xdg/aotcache", "xdg/aotcache/client-artifacts"):
+        assert (tmp_path / made).stat().st_mode & 0o777 == 0o700, made
     daemons = subprocess.run(["pgrep", "-f", "aotcached.*%s" % (tmp_path / "xdg")],
                              capture_output=True, text=True).stdout.split()
     try:

@@ -210,7 +210,8 @@ TEST_F(HostileRequestTest, ASecondDaemonOnTheSamePortIsRefused) {
 
 TEST(DaemonFilesTest, TheDataDirAndSocketAreTheOwnersWhateverTheUmask) {
   TempDir dir;
-  const std::string data_dir = dir.path() + "/data";
+  // A missing parent too: made the owner's as well (the XDG cache home).
+  const std::string data_dir = dir.path() + "/cache/data";
   // A --listen socket too, outside the data dir (once created 0777 here).
   const std::string listen_socket = dir.path() + "/listen.sock";
   mode_t old = umask(0);
@@ -221,8 +222,10 @@ TEST(DaemonFilesTest, TheDataDirAndSocketAreTheOwnersWhateverTheUmask) {
   umask(old);
   ASSERT_TRUE(daemon.ok()) << daemon.status();
   struct stat st;
-  ASSERT_EQ(stat(data_dir.c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  for (const std::string& made : {dir.path() + "/cache", data_dir}) {
+    ASSERT_EQ(stat(made.c_str(), &st), 0) << made;
+    EXPECT_EQ(st.st_mode & 0777, 0700u) << made;
+  }
   for (const std::string& socket : {(*daemon)->socket_path(), listen_socket}) {
     ASSERT_EQ(stat(socket.c_str(), &st), 0) << socket;
     EXPECT_EQ(st.st_mode & 0777, 0600u) << socket;

@@ -23,7 +23,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
 
-from ._native import TrainingStep
+from ._native import TrainingStep, set_blas_threads
 from .torch_version import storage_of
 
 NON_ALIAS = "OUTPUT_TYPE_NON_ALIAS"
@@ -56,6 +56,18 @@ def _view(base: torch.Tensor, meta) -> Optional[torch.Tensor]:
     if extent > storage_of(base).nbytes() // base.element_size():
         return None
     return base.as_strided(shape, stride, offset)
+
+
+_blas_threads = [0]  # what set_blas_threads was last given
+
+
+def _follow_torch_threads() -> None:
+    """Compiled code's matrix products use the threads torch may use
+    (torch.set_num_threads), as eager's operators do."""
+    n = torch.get_num_threads()
+    if n != _blas_threads[0]:
+        set_blas_threads(n)
+        _blas_threads[0] = n
 
 
 def _draw_seed() -> int:
@@ -137,6 +149,7 @@ class CompiledEntry:
     # -- running ---------------------------------------------------------
 
     def __call__(self, inputs: List[torch.Tensor]):
+        _follow_torch_threads()
         seed = _draw_seed() if self.uses_rng else 0
         if self.training:
             # The node's inputs: the inputs, but one tensor covering the

@@ -41,7 +41,7 @@ from .torch_version import ExportError  # noqa: F401 (part of this API)
 from .captures import Captured, Reach, captured_tensors  # noqa: F401 (captured_tensors: API)
 from .guards import Guards, ReadRecorder, plain_globals_and_cells, refuse_hooks
 from .torch_version import (GRAD_META_KEY, RESULT_META_KEY, Layout, op_name, result_layouts,
-                            storage_key, storage_numel, trace)
+                            storage_key, storage_numel, trace, traceable_mode)
 
 # The ops whose results are random (the registry's kUsesRng rows).
 RANDOM_OPS = frozenset({
@@ -278,7 +278,7 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
     reach = Reach(captures if captures is not None else fn)
     refuse_hooks(reach.modules)
     modules = [m for _, m in reach.modules]
-    with Captured(reach) as captured, ReadRecorder(modules) as reads:
+    with traceable_mode(), Captured(reach) as captured, ReadRecorder(modules) as reads:
         copies = _copy_inputs(args)
         for i, (a, c) in enumerate(zip(args, copies)):
             if a.is_leaf and a.grad is not None:

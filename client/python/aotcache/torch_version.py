@@ -28,6 +28,7 @@ torch 1.13 (Debian 12):
     track_tensor_tree(real results, op proxy, ...).
 """
 
+import contextlib
 import operator
 import threading
 from typing import Any, Callable, List, Tuple
@@ -93,6 +94,20 @@ def trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
     finally:
         _Tracer.create_node = original
         _proxy_tensor.track_tensor_tree = original_track
+
+
+@contextlib.contextmanager
+def traceable_mode():
+    """Under torch.inference_mode tensors keep no version counter, which
+    tracing reads: trace outside it, with grad off as inside it (a function
+    called in inference mode compiles as under no_grad, and its results,
+    made by the runtime in the caller's mode, are inference tensors as in
+    eager)."""
+    if torch.is_inference_mode_enabled():
+        with torch.inference_mode(False), torch.no_grad():
+            yield
+    else:
+        yield
 
 
 def result_layouts(node: torch.fx.Node) -> List[Layout]:

@@ -24,6 +24,7 @@
 #include "client/python/native/torch_tensors.h"
 #include "client/python/native/training_function.h"
 #include "core/graph/graph_json.h"
+#include "core/runtime/blas_threads.h"
 
 namespace py = pybind11;
 
@@ -196,6 +197,7 @@ PYBIND11_MODULE(_native, m) {
   // A graph parsed once, for callers that compile it again and again.
   py::class_<aotcache::v1::Graph>(m, "Graph");
   m.def("parse_graph", &aotcache::ParseGraph);
+  m.def("set_blas_threads", &aotcache::SetBlasThreads, py::arg("threads"));
   py::class_<Function>(m, "Function")
       .def_property_readonly("key", &Function::key)
       .def_property_readonly("mode", &Function::mode)
