@@ -40,10 +40,11 @@ class _Rerun(torch.fx.Interpreter):
 
 
 def _check(fn, args):
-    gm = torch_version.trace(fn, fx_export._copy_inputs(args))
+    spans = fx_export.storage_spans(args)  # as aot_function traces
+    gm = torch_version.trace(fn, fx_export._copy_inputs(args, spans))
     rerun = _Rerun(gm)
     with torch.no_grad():
-        rerun.run(*fx_export._copy_inputs(args))
+        rerun.run(*fx_export._copy_inputs(args, spans))
     nodes = [n for n in gm.graph.nodes if n.op == "call_function"]
     assert nodes
     for n in nodes:

@@ -19,7 +19,7 @@ Thread-safety: a CompiledEntry may run from several threads.
 """
 
 import json
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -47,9 +47,11 @@ def _layout(meta) -> Tuple[List[int], List[int], int]:
             int(meta.get("storage_offset", 0)))
 
 
-def _view(base: torch.Tensor, meta) -> Optional[torch.Tensor]:
-    """base's memory seen as `meta`, if it fits; else None."""
+def _view(base: torch.Tensor, meta, delta: int = 0) -> Optional[torch.Tensor]:
+    """base's memory seen as `meta` (its offset moved by `delta`: where the
+    memory the trace saw begins in base's storage), if it fits; else None."""
     shape, stride, offset = _layout(meta)
+    offset += delta
     extent = offset + sum((s - 1) * st for s, st in zip(shape, stride)) + 1
     if any(s == 0 for s in shape):
         extent = offset
@@ -80,9 +82,16 @@ class CompiledEntry:
     says about running it."""
 
     def __init__(self, native, lifted: Sequence[torch.Tensor],
-                 version_moved: Sequence[bool] = (), uses_rng: bool = False):
+                 version_moved: Sequence[bool] = (), uses_rng: bool = False,
+                 groups: Sequence[Optional[int]] = ()):
         self.native = native
         self.lifted = list(lifted)
+        # Per input, its storage's number: the inputs of one storage were
+        # compiled as if it began at the first element any of them reaches
+        # (fx_export.storage_spans), their origin; the layouts the metadata
+        # gives are counted from there. None: a storage compiled whole.
+        self.groups = list(groups)
+        self.shared = None in self.groups or len(set(self.groups)) != len(self.groups)
         # Random ops draw from a seed taken from torch's default generator
         # on every call, so torch.manual_seed makes runs reproducible.
         self.uses_rng = uses_rng
@@ -148,9 +157,19 @@ class CompiledEntry:
 
     # -- running ---------------------------------------------------------
 
+    def _origins(self, inputs: List[torch.Tensor]) -> List[int]:
+        if not self.shared:
+            return [t.storage_offset() for t in inputs]
+        first: Dict[Optional[int], int] = {None: 0}
+        for g, t in zip(self.groups, inputs):
+            if g is not None:
+                first[g] = min(first.get(g, t.storage_offset()), t.storage_offset())
+        return [first[g] for g in self.groups]
+
     def __call__(self, inputs: List[torch.Tensor]):
         _follow_torch_threads()
         seed = _draw_seed() if self.uses_rng else 0
+        origins = self._origins(inputs)
         if self.training:
             # The node's inputs: the inputs, but one tensor covering the
             # storage in place of mutated inputs that share it (autograd
@@ -158,8 +177,8 @@ class CompiledEntry:
             # grad mode (outputs that must not require grad are detached
             # below).
             differentiable = [inputs[i] for i in self.non_members]
-            bases = [_synthetic_base(inputs, sb) for sb in self.synthetic_bases]
-            outs = self.step.run(inputs, differentiable + bases, seed)
+            bases = [_synthetic_base(inputs, sb, origins) for sb in self.synthetic_bases]
+            outs = self.step.run(inputs, differentiable + bases, seed, origins)
             k = len(self.mutated)
             new_values = outs[:k]
             user: List[Any] = [None] * self.num_user
@@ -168,15 +187,15 @@ class CompiledEntry:
             bases = outs[k + len(self.function_user):]
         else:
             with torch.no_grad():
-                raw = self.native.run_forward(inputs, seed)
+                raw = self.native.run_forward(inputs, seed, origins)
             k = len(self.mutated)
             new_values = raw[:k]
             user = raw[k:k + self.num_user]
             bases = raw[k + self.num_user:k + self.num_user + self.num_bases]
-        self._write_back(inputs, new_values)
-        return self._replay_outputs(inputs, user, bases)
+        self._write_back(inputs, new_values, origins)
+        return self._replay_outputs(inputs, user, bases, origins)
 
-    def _write_back(self, inputs, new_values) -> None:
+    def _write_back(self, inputs, new_values, deltas) -> None:
         for i, new in zip(self.mutated, new_values):
             info = self.inputs[i]
             inp = inputs[i]
@@ -186,7 +205,7 @@ class CompiledEntry:
                 # where autograd does not see it).
                 shape, stride, offset = _layout(self.inputs_after[i])
                 with torch.set_grad_enabled(not inp.is_leaf and torch.is_grad_enabled()):
-                    inp.as_strided_(shape, stride, offset)
+                    inp.as_strided_(shape, stride, offset + deltas[i])
             if not info["mutates_data"]:
                 continue
             if i in self.through_data:
@@ -200,21 +219,28 @@ class CompiledEntry:
                 with torch.enable_grad():
                     inp.copy_(new)
 
-    def _replay_outputs(self, inputs, user, bases) -> List[torch.Tensor]:
+    def _replay_outputs(self, inputs, user, bases, deltas) -> List[torch.Tensor]:
         outs: List[Optional[torch.Tensor]] = [None] * self.num_user
+        # Per output: where the memory the trace saw it in begins in its
+        # storage (an input's delta for a view of a rebased input).
+        out_deltas = [0] * self.num_user
         for j, info in enumerate(self.outputs):
             kind = info["output_type"]
             replayed = None
             if kind == IS_INPUT:
                 replayed = inputs[int(info["base_idx"])]
+                out_deltas[j] = deltas[int(info["base_idx"])]
             elif kind == ALIAS_OF_INPUT:
-                replayed = _view(inputs[int(info["base_idx"])], self.original_outputs[j])
+                out_deltas[j] = deltas[int(info["base_idx"])]
+                replayed = _view(inputs[int(info["base_idx"])], self.original_outputs[j],
+                                 out_deltas[j])
             elif kind in ALIAS_OF_INTERMEDIATE:
                 replayed = _view(bases[int(info["base_idx"])], self.original_outputs[j])
             outs[j] = replayed if replayed is not None else user[j]
         for j, info in enumerate(self.outputs):
             if info["output_type"] == BASE_IS_USER_OUTPUT:
-                v = _view(outs[int(info["base_idx"])], self.original_outputs[j])
+                v = _view(outs[int(info["base_idx"])], self.original_outputs[j],
+                          out_deltas[int(info["base_idx"])])
                 if v is not None:
                     outs[j] = v
         for j, info in enumerate(self.outputs):
@@ -223,16 +249,18 @@ class CompiledEntry:
         return outs  # type: ignore[return-value]
 
 
-def _synthetic_base(inputs: Sequence[torch.Tensor], sb) -> torch.Tensor:
+def _synthetic_base(inputs: Sequence[torch.Tensor], sb, origins: Sequence[int]) -> torch.Tensor:
     """The tensor that stands for mutated inputs sharing a storage: one that
-    covers the storage and that every member is (or is a view of), so that
-    gradients reach the members through autograd's view tracking."""
+    covers the storage as compiled (from its origin) and that every member
+    is (or is a view of), so that gradients reach the members through
+    autograd's view tracking."""
     members = [inputs[int(i)] for i in sb["inputs"]]
     size = int(sb["size"])
+    origin = origins[int(sb["inputs"][0])]
     if not any(m.requires_grad for m in members):
-        return members[0].detach().as_strided((size,), (1,), 0)
+        return members[0].detach().as_strided((size,), (1,), origin)
     for c in [m._base for m in members if m._base is not None] + members:
-        covers = (c.storage_offset() == 0 and c.is_contiguous() and c.numel() == size)
+        covers = (c.storage_offset() == origin and c.is_contiguous() and c.numel() == size)
         if covers and all(m is c or m._base is c for m in members):
             return c.view(-1)
     raise NotImplementedError(

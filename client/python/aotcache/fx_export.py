@@ -94,7 +94,10 @@ def _device_name(device: torch.device, what: str) -> str:
 
 
 def _tensor_meta(t: torch.Tensor, what: str, *, requires_grad: bool = False,
-                 is_leaf: bool = False, contiguous: bool = False) -> Dict[str, Any]:
+                 is_leaf: bool = False, contiguous: bool = False,
+                 origin: int = 0) -> Dict[str, Any]:
+    """t's meta, its offset counted from element `origin` of its storage
+    (see storage_spans)."""
     if contiguous:
         stride, acc = [], 1
         for size in reversed(list(t.shape)):
@@ -103,7 +106,7 @@ def _tensor_meta(t: torch.Tensor, what: str, *, requires_grad: bool = False,
         offset = 0
     else:
         stride = list(t.stride())
-        offset = t.storage_offset()
+        offset = t.storage_offset() - origin
     return _layout_meta((tuple(t.shape), tuple(stride), offset, t.dtype, t.device), what,
                         requires_grad=requires_grad, is_leaf=is_leaf)
 
@@ -161,8 +164,40 @@ def _argument(a: Any, where: str) -> Dict[str, Any]:
                       "aotcache Argument" % (where, a, type(a).__name__))
 
 
+def storage_spans(tensors: List[torch.Tensor]) -> Dict[Any, Tuple[int, int]]:
+    """Per storage the tensors lie in, unless one of them requires grad:
+    (origin, size), the first element any of them reaches and how many
+    elements from there they span. Inputs are traced and compiled as if
+    their storage were that span (offsets counted from its origin): where
+    they lie in a larger storage (a batch and its targets sliced from a
+    dataset tensor) is no part of the signature or the key, and the runtime
+    borrows them from the same origin. Storages with a tensor that requires
+    grad are kept whole: a mutation of aliased inputs reaches their
+    gradients through a tensor covering the storage."""
+    spans: Dict[Any, Tuple[int, int]] = {}
+    whole = set()
+    for t in tensors:
+        key = storage_key(t)
+        if t.requires_grad:
+            whole.add(key)
+        first, end = t.storage_offset(), t.storage_offset() + extent(t)
+        if key in spans:
+            origin, size = spans[key]
+            first, end = min(first, origin), max(end, origin + size)
+        spans[key] = (first, end - first)
+    return {key: span for key, span in spans.items() if key not in whole}
+
+
+def extent(t: torch.Tensor) -> int:
+    """The elements t spans from its first one (0 if it has none)."""
+    if t.numel() == 0:
+        return 0
+    return 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+
+
 @torch.enable_grad()  # non-leaf copies need autograd, whatever the caller's mode
-def _copy_inputs(args: List[torch.Tensor]) -> List[torch.Tensor]:
+def _copy_inputs(args: List[torch.Tensor],
+                 spans: Dict[Any, Tuple[int, int]]) -> List[torch.Tensor]:
     """Fresh copies of args that keep aliasing, layout, leaf status and
     requires_grad.
 
@@ -173,7 +208,8 @@ def _copy_inputs(args: List[torch.Tensor]) -> List[torch.Tensor]:
     grad, detached again and made to require grad).  Members sharing a storage
     are views of the one base, as in the caller's usual setup
     (`x = base.add(1); a = x[0]; b = x.view(-1)`).  The same tensor passed
-    twice stays one tensor.
+    twice stays one tensor. A storage in `spans` is copied as its span
+    (storage_spans); any other whole.
     """
     groups: Dict[Any, List[int]] = {}
     for i, t in enumerate(args):
@@ -182,18 +218,18 @@ def _copy_inputs(args: List[torch.Tensor]) -> List[torch.Tensor]:
     by_id: Dict[int, torch.Tensor] = {}
     for idxs in groups.values():
         t0 = args[idxs[0]]
-        n = storage_numel(t0)
+        origin, n = spans.get(storage_key(t0), (0, storage_numel(t0)))
         # Shape of the base: that of a member covering the whole storage
         # contiguously, else 1-D.
         base_shape: Tuple[int, ...] = (n,)
         for i in idxs:
             t = args[i]
-            if t.storage_offset() == 0 and t.numel() == n and t.is_contiguous():
+            if t.storage_offset() == origin and t.numel() == n and t.is_contiguous():
                 base_shape = tuple(t.shape)
                 break
         with torch.no_grad():  # `data` must be no view (views made under no_grad are special)
             data = torch.empty(base_shape, dtype=t0.dtype, device=t0.device)
-            data.copy_(t0.detach().as_strided((n,), (1,), 0).view(base_shape))
+            data.copy_(t0.detach().as_strided((n,), (1,), origin).view(base_shape))
         if any(args[i].requires_grad and not args[i].is_leaf for i in idxs):
             root = torch.zeros(base_shape, dtype=data.dtype, requires_grad=True)
             base = root.clone()
@@ -207,21 +243,22 @@ def _copy_inputs(args: List[torch.Tensor]) -> List[torch.Tensor]:
             if id(t) in by_id:
                 out[i] = by_id[id(t)]
                 continue
+            offset = t.storage_offset() - origin
             same = (tuple(t.shape) == tuple(base.shape) and t.stride() == base.stride()
-                    and t.storage_offset() == 0)
+                    and offset == 0)
             if t.requires_grad and not t.is_leaf:
                 if same and not base_used:
                     c = base
                     base_used = True
                 else:
-                    c = base.as_strided(t.shape, t.stride(), t.storage_offset())
+                    c = base.as_strided(t.shape, t.stride(), offset)
             else:
                 src = base.detach() if base.requires_grad else base
                 if same and not base_used and not t.requires_grad and not base.requires_grad:
                     c = base
                     base_used = True
                 else:
-                    c = src.as_strided(t.shape, t.stride(), t.storage_offset())
+                    c = src.as_strided(t.shape, t.stride(), offset)
                 if t.requires_grad:  # a leaf that requires grad
                     c = c.detach().requires_grad_(True)
             assert c.requires_grad == t.requires_grad and c.is_leaf == t.is_leaf, (i, t, c)
@@ -236,10 +273,12 @@ class Exported:
     graph reads: pass them with the arguments on every call, their writes
     are applied to them), which inputs' (the arguments', then the lifted
     tensors') version counters the call moves, and the guards: what else
-    the trace read (module attributes, plain globals) and must still hold."""
+    the trace read (module attributes, plain globals) and must still hold,
+    and where each input's storage begins (storage_spans)."""
 
     def __init__(self, graph: Dict[str, Any], lifted: List[torch.Tensor],
-                 version_moved: List[bool], guards: Guards):
+                 version_moved: List[bool], guards: Guards,
+                 groups: List[Optional[int]]):
         self.graph = graph
         self.lifted = lifted
         # Per input (arguments, then lifted): whether the call moves its
@@ -247,6 +286,10 @@ class Exported:
         # of its own) does not, nor batch norm's to its running statistics.
         self.version_moved = version_moved
         self.guards = guards
+        # Per input: its storage's number if the storage was compiled as its
+        # span (storage_spans), else None. The runtime borrows the inputs of
+        # a span from the first element any of them reaches.
+        self.groups = groups
 
 
 def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
@@ -261,7 +304,9 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
 def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True,
                     captures: Optional[Callable] = None) -> Exported:
     """export_graph, lifting every captured tensor the graph reads to an
-    input (when `lift`), and recording the guards. `captures`: whose
+    input and counting storages from their spans (when `lift`), and
+    recording the
+    guards. `captures`: whose
     captured tensors, modules and globals to follow (default fn; a wrapper
     passes the user's function)."""
     args = list(args)
@@ -279,7 +324,9 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
     refuse_hooks(reach.modules)
     modules = [m for _, m in reach.modules]
     with traceable_mode(), Captured(reach) as captured, ReadRecorder(modules) as reads:
-        copies = _copy_inputs(args)
+        # export_graph keeps every input where it lies (fixtures, tools).
+        spans = storage_spans(args) if lift else {}
+        copies = _copy_inputs(args, spans)
         for i, (a, c) in enumerate(zip(args, copies)):
             if a.is_leaf and a.grad is not None:
                 c.grad = a.grad.detach().clone()
@@ -287,7 +334,7 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
         before = [c._version for c in copies]
         gm = trace(fn, copies)
         version_moved = [c._version != v for c, v in zip(copies, before)]
-        exported = _export_traced(gm, args, version_moved, captured, lift)
+        exported = _export_traced(gm, args, version_moved, captured, lift, spans)
     places = {id(t): (holder, key) for holder, key, t, _ in reach.tensors}
     exported.guards = Guards(reads.values() + plain_globals_and_cells(reach.values), modules,
                              [places[id(t)] + (t,) for t in exported.lifted if id(t) in places])
@@ -324,7 +371,7 @@ def _is_tensor_result(n: torch.fx.Node) -> bool:
 
 def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
                    version_moved: List[bool], captured: Captured,
-                   lift: bool) -> Exported:
+                   lift: bool, spans: Dict[Any, Tuple[int, int]]) -> Exported:
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     if len(placeholders) != len(args):
@@ -381,15 +428,23 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
     storage_ids: Dict[Any, int] = {}
     storages = []
     inputs = []
+    groups = []
     for ph, a in list(zip(placeholders, args)) + list(zip(lifted_nodes, lifted_values)):
         key = storage_key(a)
+        if lift and key not in storage_ids and key not in spans and not a.requires_grad:
+            spans[key] = (a.storage_offset(), extent(a))  # a captured tensor: its own span
+        origin, size = spans.get(key, (0, storage_numel(a)))
+        if a.storage_offset() < origin or a.storage_offset() + extent(a) > origin + size:
+            raise ExportError("input %s (a captured tensor) shares memory with an argument "
+                              "but lies outside it; pass it as an argument" % ph.name)
         if key not in storage_ids:
             storage_ids[key] = len(storage_ids)
-            storages.append({"id": storage_ids[key], "size": storage_numel(a)})
+            storages.append({"id": storage_ids[key], "size": size})
+        groups.append(storage_ids[key] if key in spans else None)
         inputs.append({
             "name": ph.name,
-            "meta": _tensor_meta(a, "input %s" % ph.name,
-                                 requires_grad=a.requires_grad, is_leaf=a.is_leaf),
+            "meta": _tensor_meta(a, "input %s" % ph.name, requires_grad=a.requires_grad,
+                                 is_leaf=a.is_leaf, origin=origin),
             "storage": storage_ids[key],
         })
 
@@ -437,7 +492,8 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
         "nodes": nodes,
         "outputs": outputs,
     }
-    return Exported(graph, lifted_values, version_moved + lifted_version_moved, Guards())
+    return Exported(graph, lifted_values, version_moved + lifted_version_moved, Guards(),
+                    groups)
 
 
 if __name__ == "__main__":  # tiny smoke test: python3 -m aotcache.fx_export

@@ -205,12 +205,26 @@ class AotFunction:
 
     def _signature(self, leaves: List[Any], spec: Any) -> tuple:
         parts: List[Any] = [torch.is_grad_enabled(), spec]
-        storages: Dict[Any, int] = {}
+        captured = fx_export.captured_tensors(self._fn) if self._watch_captures else []
+        # Per storage: its number and the first element its tensors reach.
+        # Inputs are compiled with offsets counted from there, so where a
+        # storage's tensors lie in it is no part of the signature
+        # (fx_export.storage_spans): a batch sliced from a dataset tensor
+        # at another offset is the same signature. A storage with a tensor
+        # that requires grad is compiled whole: offsets from its start.
+        storages: Dict[Any, List[int]] = {}
+        for t in [a for a in leaves if isinstance(a, torch.Tensor)] + captured:
+            key = torch_version.storage_key(t)
+            offset = 0 if t.requires_grad else t.storage_offset()
+            if key in storages:
+                storages[key][1] = min(storages[key][1], offset)
+            else:
+                storages[key] = [len(storages), offset]
 
         def tensor(t: torch.Tensor) -> tuple:
-            group = storages.setdefault(torch_version.storage_key(t), len(storages))
-            return (tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.device,
-                    t.requires_grad, t.is_leaf, group)
+            group, origin = storages[torch_version.storage_key(t)]
+            return (tuple(t.shape), t.stride(), t.storage_offset() - origin, t.dtype,
+                    t.device, t.requires_grad, t.is_leaf, group)
 
         for a in leaves:
             if isinstance(a, torch.Tensor):
@@ -221,9 +235,8 @@ class AotFunction:
                 raise TypeError("aot_function takes tensors, numbers, strings and "
                                 "(nested) lists, tuples and dicts of them, not %s"
                                 % type(a).__name__)
-        if self._watch_captures:
-            for t in fx_export.captured_tensors(self._fn):
-                parts.append((id(t),) + tensor(t))
+        for t in captured:
+            parts.append((id(t),) + tensor(t))
         return tuple(parts)
 
     def _compile(self, args, kwargs, leaves, spec) -> _Compiled:
@@ -263,7 +276,8 @@ class AotFunction:
             if self._fallback != "eager":
                 raise
             return self._eager(name, "%s: %s" % (type(e).__name__, e))
-        entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng)
+        entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng,
+                              exported.groups)
         return _Compiled(entry, native, out_spec[0], exported.guards, **timings)
 
     def _eager(self, name: str, reason: str) -> _Compiled:

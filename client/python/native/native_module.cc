@@ -85,9 +85,11 @@ class Function {
 
   // The forward artifact's results for `inputs` (the function's inputs):
   // over the runtime's memory, or views of the input they lie in.
-  std::vector<at::Tensor> RunForward(const std::vector<at::Tensor>& inputs,
-                                     uint64_t seed) const {
-    const std::vector<Tensor> args = Borrow(inputs);
+  // `origins[i]`: where the runtime sees inputs[i]'s storage begin (Borrow).
+  std::vector<at::Tensor> RunForward(
+      const std::vector<at::Tensor>& inputs, uint64_t seed,
+      const std::vector<int64_t>& origins) const {
+    const std::vector<Tensor> args = Borrow(inputs, origins);
     absl::StatusOr<std::vector<Tensor>> artifact_args =
         f_->function().ArtifactArgs(args);
     Check(artifact_args.status());
@@ -209,7 +211,8 @@ PYBIND11_MODULE(_native, m) {
       .def("metadata_json", &Function::metadata_json)
       .def("convention_json", &Function::convention_json)
       .def("run_forward", &Function::RunForward, py::arg("inputs"),
-           py::arg("seed") = 0, py::call_guard<py::gil_scoped_release>());
+           py::arg("seed") = 0, py::arg("origins") = std::vector<int64_t>(),
+           py::call_guard<py::gil_scoped_release>());
   py::class_<aotcache::TrainingStep, std::shared_ptr<aotcache::TrainingStep>>(
       m, "TrainingStep")
       .def(py::init(&aotcache::MakeTrainingStep), py::arg("function"),
@@ -221,10 +224,13 @@ PYBIND11_MODULE(_native, m) {
           "run",
           [](const std::shared_ptr<aotcache::TrainingStep>& step,
              const std::vector<at::Tensor>& inputs,
-             const std::vector<at::Tensor>& differentiable, uint64_t seed) {
-            return aotcache::RunTraining(step, inputs, differentiable, seed);
+             const std::vector<at::Tensor>& differentiable, uint64_t seed,
+             const std::vector<int64_t>& origins) {
+            return aotcache::RunTraining(step, inputs, differentiable, seed,
+                                         origins);
           },
           py::arg("inputs"), py::arg("differentiable"), py::arg("seed") = 0,
+          py::arg("origins") = std::vector<int64_t>(),
           py::call_guard<py::gil_scoped_release>());
   py::class_<PyClient>(m, "Client")
       .def(py::init<const std::string&, const std::string&,

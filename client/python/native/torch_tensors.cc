@@ -57,7 +57,7 @@ at::ScalarType ScalarTypeOf(DType dtype) {
   }
 }
 
-Tensor Borrow(const at::Tensor& t) {
+Tensor Borrow(const at::Tensor& t, int64_t origin) {
   if (!t.device().is_cpu()) {
     throw std::invalid_argument("aotcache runs on the CPU; got a " +
                                 t.device().str() + " tensor");
@@ -66,18 +66,27 @@ Tensor Borrow(const at::Tensor& t) {
   meta.dtype = DTypeOf(t.scalar_type());
   meta.shape.assign(t.sizes().begin(), t.sizes().end());
   meta.stride.assign(t.strides().begin(), t.strides().end());
-  meta.offset = t.storage_offset();
+  if (origin < 0 || origin > t.storage_offset()) {
+    throw std::invalid_argument("a borrowed tensor's origin lies past it");
+  }
+  meta.offset = t.storage_offset() - origin;
   const c10::Storage& storage = t.storage();
+  const int64_t item = ItemSize(meta.dtype);
   return Tensor::Borrow(
-      const_cast<void*>(storage.data()),
-      static_cast<int64_t>(storage.nbytes()) / ItemSize(meta.dtype),
-      std::move(meta));
+      static_cast<char*>(const_cast<void*>(storage.data())) + origin * item,
+      static_cast<int64_t>(storage.nbytes()) / item - origin, std::move(meta));
 }
 
-std::vector<Tensor> Borrow(const std::vector<at::Tensor>& ts) {
+std::vector<Tensor> Borrow(const std::vector<at::Tensor>& ts,
+                           const std::vector<int64_t>& origins) {
+  if (!origins.empty() && origins.size() != ts.size()) {
+    throw std::invalid_argument("one origin per borrowed tensor");
+  }
   std::vector<Tensor> out;
   out.reserve(ts.size());
-  for (const at::Tensor& t : ts) out.push_back(Borrow(t));
+  for (size_t i = 0; i < ts.size(); ++i) {
+    out.push_back(Borrow(ts[i], origins.empty() ? 0 : origins[i]));
+  }
   return out;
 }
 
@@ -86,8 +95,11 @@ TorchResult ToTorch(const Tensor& t, const std::vector<Tensor>& args,
   const Meta& m = t.meta();
   for (size_t i = 0; i < args.size(); ++i) {
     if (t.SharesStorageWith(args[i])) {
-      return {torch_args[i].detach().as_strided(m.shape, m.stride, m.offset),
-              static_cast<int>(i)};
+      const int64_t origin =
+          torch_args[i].storage_offset() - args[i].meta().offset;
+      return {torch_args[i].detach().as_strided(m.shape, m.stride,
+                                                m.offset + origin),
+              static_cast<int>(i), origin};
     }
   }
   // Over the runtime's memory; the deleter owns a Tensor (a reference to

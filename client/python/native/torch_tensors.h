@@ -20,18 +20,24 @@ namespace aotcache {
 // DTYPE_UNSPECIFIED.
 at::ScalarType ScalarTypeOf(DType dtype);
 
-// `t`'s memory as a runtime Tensor. Throws std::invalid_argument (a Python
-// ValueError through pybind11) for a tensor that is not on the CPU, or of a
-// dtype aotcache does not support.
-Tensor Borrow(const at::Tensor& t);
-std::vector<Tensor> Borrow(const std::vector<at::Tensor>& ts);
+// `t`'s memory as a runtime Tensor, whose storage begins at element
+// `origin` of t's (t lies at storage_offset - origin there): a lone input is
+// compiled as if its storage began where it does (aotcache.fx_export's
+// lone_tensors) and is borrowed with origin = its storage offset. Throws
+// std::invalid_argument (a Python ValueError through pybind11) for a tensor
+// that is not on the CPU, or of a dtype aotcache does not support.
+Tensor Borrow(const at::Tensor& t, int64_t origin = 0);
+// ts[i] with origins[i] (every origin 0 when `origins` is empty).
+std::vector<Tensor> Borrow(const std::vector<at::Tensor>& ts,
+                           const std::vector<int64_t>& origins = {});
 
 // A runtime result as a torch tensor, and which argument's memory it lies
 // in: then it is a view of that argument (detached), else it owns (shares)
 // the runtime's storage.
 struct TorchResult {
   at::Tensor tensor;
-  int arg = -1;  // The argument it lies in; -1: none.
+  int arg = -1;        // The argument it lies in; -1: none.
+  int64_t origin = 0;  // That argument's origin (see Borrow).
 };
 TorchResult ToTorch(const Tensor& t, const std::vector<Tensor>& args,
                     const std::vector<at::Tensor>& torch_args);

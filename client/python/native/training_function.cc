@@ -21,7 +21,8 @@ using torch::autograd::variable_list;
 struct SavedValue {
   int input = -1;  // Index among the saved inputs; -1: `owned`.
   std::vector<int64_t> shape, stride;
-  int64_t offset = 0;
+  int64_t offset = 0;  // In the saved input's storage.
+  int64_t origin = 0;  // The saved input's origin when borrowed (Borrow).
   at::Tensor owned;
 };
 
@@ -37,7 +38,8 @@ constexpr char kSaved[] = "aotcache";
 // function's inputs, whose memory the forward reads.
 struct Memory {
   const std::vector<at::Tensor>& inputs;
-  uint64_t seed;  // Keys the random ops of this call.
+  const std::vector<int64_t>& origins;  // Per input (see Borrow).
+  uint64_t seed;                        // Keys the random ops of this call.
 };
 
 // A result for the caller to own: copied when it lies in an input's memory,
@@ -54,7 +56,7 @@ class CompiledStep : public torch::autograd::Function<CompiledStep> {
                                at::TensorList differentiable) {
     const TrainingPlan& plan = step->plan;
     const std::vector<at::Tensor>& inputs = memory.inputs;
-    const std::vector<Tensor> args = Borrow(inputs);
+    const std::vector<Tensor> args = Borrow(inputs, memory.origins);
     const CompiledFunction& f = step->function->function();
     absl::StatusOr<std::vector<Tensor>> artifact_args = f.ArtifactArgs(args);
     Check(artifact_args.status());
@@ -76,7 +78,8 @@ class CompiledStep : public torch::autograd::Function<CompiledStep> {
         value.input = static_cast<int>(saved_inputs.size());
         value.shape = m.shape;
         value.stride = m.stride;
-        value.offset = m.offset;
+        value.offset = r.tensor.storage_offset();
+        value.origin = r.origin;
         saved_inputs.push_back(inputs[r.arg]);
       } else {
         value.owned = Owned(std::move(r));
@@ -118,11 +121,13 @@ class CompiledStep : public torch::autograd::Function<CompiledStep> {
     const TrainingPlan& plan = saved->step->plan;
     const variable_list saved_inputs = ctx->get_saved_variables();
     std::vector<at::Tensor> values;  // The saved values, then the tangents.
+    std::vector<int64_t> origins;    // Where the runtime sees each begin.
     values.reserve(saved->values.size() + plan.tangent_positions.size());
     for (const SavedValue& v : saved->values) {
       values.push_back(v.input < 0 ? v.owned
                                    : saved_inputs[v.input].detach().as_strided(
                                          v.shape, v.stride, v.offset));
+      origins.push_back(v.input < 0 ? 0 : v.origin);
     }
     const size_t num_saved = values.size();
     for (size_t t = 0; t < plan.tangent_positions.size(); ++t) {
@@ -131,8 +136,9 @@ class CompiledStep : public torch::autograd::Function<CompiledStep> {
                            ? grads[position]
                            : at::zeros(plan.tangent_shapes[t],
                                        at::dtype(plan.tangent_types[t])));
+      origins.push_back(0);
     }
-    const std::vector<Tensor> args = Borrow(values);
+    const std::vector<Tensor> args = Borrow(values, origins);
     absl::StatusOr<CompiledFunction::Gradients> result =
         saved->step->function->Backward(
             {args.begin(), args.begin() + num_saved},
@@ -174,7 +180,8 @@ bool TrainingPlan::Consistent() const {
 std::vector<at::Tensor> RunTraining(
     const std::shared_ptr<const TrainingStep>& step,
     const std::vector<at::Tensor>& inputs,
-    const std::vector<at::Tensor>& differentiable, uint64_t seed) {
+    const std::vector<at::Tensor>& differentiable, uint64_t seed,
+    const std::vector<int64_t>& origins) {
   // Recorded whatever the caller's grad mode: the function's own
   // enable_grad regions made outputs that require grad (the epilogue
   // detaches those that must not).
@@ -184,7 +191,7 @@ std::vector<at::Tensor> RunTraining(
         " inputs, not " + std::to_string(inputs.size()));
   }
   at::AutoGradMode enable_grad(true);
-  return CompiledStep::apply(step, Memory{inputs, seed},
+  return CompiledStep::apply(step, Memory{inputs, origins, seed},
                              at::TensorList(differentiable));
 }
 

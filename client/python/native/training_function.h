@@ -62,11 +62,14 @@ struct TrainingStep {
 // Runs step's forward on `inputs` (the function's inputs: their memory) as
 // one autograd node over `differentiable`, and returns the node's outputs.
 // `seed` keys the random ops (the backward reads the masks the forward
-// saved). Throws std::runtime_error with the status when the runtime fails.
+// saved). `origins[i]`: where the runtime sees inputs[i]'s storage begin (see
+// Borrow; empty: at its start). Throws std::runtime_error with the status
+// when the runtime fails.
 std::vector<at::Tensor> RunTraining(
     const std::shared_ptr<const TrainingStep>& step,
     const std::vector<at::Tensor>& inputs,
-    const std::vector<at::Tensor>& differentiable, uint64_t seed);
+    const std::vector<at::Tensor>& differentiable, uint64_t seed,
+    const std::vector<int64_t>& origins);
 
 }  // namespace aotcache
 
