@@ -8,22 +8,24 @@ aotcache service.
     f.cache_info()            # one dict per compiled signature
 
 The first call with a new input signature (each tensor's shape, stride,
-storage offset, dtype, device, requires_grad and is_leaf, which tensors
-share a storage, the grad mode, the non-tensor arguments, and the identity
-of the tensors fn captures) traces fn with make_fx on copies of the inputs,
-exports the ATen graph, and compiles it through the cache; later calls with
-the signature run the compiled function with no round trip. Compiling
-changes nothing a caller can observe: not its tensors, their version
-counters, or torch's RNG state.
+dtype, device, requires_grad and is_leaf, which tensors share a storage and
+where they lie relative to each other, the grad mode, the structure of the
+arguments and their non-tensor leaves, and the identity of the tensors fn
+captures) traces fn with make_fx on copies of the inputs, exports the ATen
+graph, and compiles it through the cache; later calls with the signature
+run the compiled function with no round trip, as long as what the trace
+read still holds (guards.py: module attributes such as `training`, plain
+globals, no hooks). Compiling changes nothing a caller can observe: not its
+tensors, their version counters, or torch's RNG state.
 
-Tensors fn captures (closures, a bound module) are constants of the graph,
-except those that require grad, which become inputs so that their gradients
-flow; a constant written in place since (a different _version) makes the
-next call compile again. Random ops (dropout) run compiled, drawing from a
-counter-based generator (Philox) seeded from torch's default generator on
-every call: torch.manual_seed makes runs reproducible, but the values are
-not eager's (as with torch.compile); rng="eager" runs such functions eagerly
-instead, bit for bit as eager.
+Tensors fn captures (closures, globals, a bound module) are inputs of the
+graph, passed on every call, so that their gradients flow, their writes
+are applied, and what is written into them outside fn is read by the next
+call. Random ops (dropout) run compiled, drawing from a counter-based
+generator (Philox) seeded from torch's default generator on every call:
+torch.manual_seed makes runs reproducible, but the values are not eager's
+(as with torch.compile); rng="eager" runs such functions eagerly instead,
+bit for bit as eager.
 
 Thread-safety: a compiled function may be called from several threads.
 """
