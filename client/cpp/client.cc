@@ -11,6 +11,7 @@
 #include "client/cpp/daemon_launcher.h"
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
+#include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
@@ -63,6 +64,26 @@ Client::Client(ClientOptions options)
             ? absl::StrCat(DefaultDataDir(), "/client-artifacts")
             : options_.artifact_dir);
   }
+}
+
+Client::InProcessBackend Client::in_process_backend() {
+  absl::MutexLock lock(&backend_mu_);
+  if (in_process_ == nullptr) {
+    HostCompilerOptions compiler;  // The user's own graphs: no sandbox.
+    const char* cxx = std::getenv("AOTCACHE_CXX");
+    if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
+    absl::StatusOr<std::unique_ptr<NativeBackend>> native =
+        NativeBackend::Create(compiler);
+    absl::Status usable = native.status();
+    if (usable.ok()) usable = (*native)->CheckToolchain(HostTarget());
+    if (usable.ok()) {
+      in_process_ = *std::move(native);
+    } else {
+      in_process_ = std::make_unique<ReferenceBackend>();
+      why_reference_ = std::string(usable.message());
+    }
+  }
+  return {in_process_.get(), why_reference_};
 }
 
 ClientCounters Client::counters() const {
@@ -249,8 +270,8 @@ absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
   f->fallback_reason_ = problem;
   absl::StatusOr<CompilePlan> plan = PlanInProcess(f->DecodedRequest());
   if (!plan.ok()) return plan.status();
-  ReferenceBackend backend;
-  absl::StatusOr<v1::Artifact> forward = CompileForward(*plan, backend);
+  absl::StatusOr<v1::Artifact> forward =
+      CompileForward(*plan, *in_process_backend().backend, HostTarget());
   if (!forward.ok()) return forward.status();
   f->mode_ =
       plan->backward_graph.has_value() ? v1::MODE_TRAINING : v1::MODE_INFERENCE;
@@ -281,8 +302,8 @@ absl::StatusOr<v1::Artifact> Client::FetchBackward(const CachedFunction& f) {
   // No server (any more): the same deterministic compile, here.
   absl::StatusOr<CompilePlan> plan = PlanInProcess(f.DecodedRequest());
   if (!plan.ok()) return plan.status();
-  ReferenceBackend backend;
-  return CompileBackward(*plan, f.function_->forward_artifact(), backend);
+  return CompileBackward(*plan, f.function_->forward_artifact(),
+                         *in_process_backend().backend, HostTarget());
 }
 
 v1::CompileRequest CachedFunction::DecodedRequest() const {

@@ -9,9 +9,10 @@
 //
 // A trainer never fails because the cache is down: when no server can be
 // reached (after retrying UNAVAILABLE with backoff) or the graph is over the
-// server's limits, the client compiles in process and the function's
-// source() says so, with the reason. A malformed graph is an error either
-// way.
+// server's limits, the client compiles in process (with the native backend
+// when this machine's compiler can build kernels, else the reference one)
+// and the function's source() says so, with the reason. A malformed graph
+// is an error either way.
 //
 // Thread-safety: Client and CachedFunction are thread-safe. A Client must
 // outlive the CachedFunctions it returned (their Backward calls it).
@@ -30,6 +31,7 @@
 #include "absl/time/time.h"
 #include "aotcache/v1/service.grpc.pb.h"
 #include "client/cpp/artifact_dir.h"
+#include "core/backend/backend.h"
 #include "core/runtime/compiled_function.h"
 #include "grpcpp/generic/generic_stub.h"
 
@@ -72,6 +74,10 @@ class CachedFunction {
   v1::CompileStatus status() const { return status_; }
   // Why the function was compiled in process; empty otherwise.
   const std::string& fallback_reason() const { return fallback_reason_; }
+  // The backend its forward was compiled with ("native", "reference").
+  const std::string& backend() const {
+    return function_->forward_artifact().backend();
+  }
   // Why the server compiled it without storing it (status bypass).
   const std::string& bypass_reason() const { return bypass_reason_; }
   // None for inference; ready once the server has it or this function
@@ -127,6 +133,15 @@ class Client {
   const std::string& target() const { return target_; }
   ClientCounters counters() const;
 
+  // The backend in-process compiles use: native when this machine's C++
+  // compiler builds and links a kernel, else reference; found out on
+  // first use (one compiler run). `why_reference` says why not native.
+  struct InProcessBackend {
+    const Backend* backend;
+    std::string why_reference;  // Empty when native.
+  };
+  InProcessBackend in_process_backend();
+
  private:
   friend class CachedFunction;
 
@@ -168,6 +183,9 @@ class Client {
   // Held while probing for and starting the default daemon (seconds).
   absl::Mutex start_mu_;
   bool server_checked_ ABSL_GUARDED_BY(start_mu_) = false;
+  absl::Mutex backend_mu_;
+  std::unique_ptr<Backend> in_process_ ABSL_GUARDED_BY(backend_mu_);
+  std::string why_reference_ ABSL_GUARDED_BY(backend_mu_);
   std::string server_problem_ ABSL_GUARDED_BY(start_mu_);
 };
 

@@ -250,19 +250,35 @@ def test_the_embedded_daemon_is_found_beside_the_package(tmp_path):
             os.kill(int(pid), 15)
 
 
-def test_compiling_in_process_warns_once(tmp_path):
+@pytest.mark.parametrize("compiler", ["c++", "/nonexistent/c++"])
+def test_compiling_in_process_uses_the_native_backend_and_warns_once(tmp_path, compiler):
+    """No daemon answers: the function compiles in this process, with the
+    native backend when the machine's compiler builds kernels (the
+    reference backend ran a training step about 100x slower than eager),
+    else on the reference backend, which the one warning says loudly. A
+    log line names each new signature's source and backend."""
     script = """
-import warnings, torch
+import logging, warnings, torch
 from aotcache.torch import aot_function
+logging.basicConfig(level=logging.INFO, format="%%(message)s")
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     f = aot_function(lambda x: (x * 2).sum(), server="unix:%s")
     g = aot_function(lambda x: (x + 1).sum(), server="unix:%s")
-    f(torch.randn(3)); g(torch.randn(3))
-    print(f.cache_info()[0]["source"], g.cache_info()[0]["source"])
-print(sum("no daemon answered" in str(w.message) for w in caught))
+    x = torch.randn(3, requires_grad=True)
+    f(x).backward(); g(torch.randn(3))
+    print(f.cache_info()[0]["source"], g.cache_info()[0]["source"],
+          f.cache_info()[0]["backend"], g.cache_info()[0]["backend"])
+    assert torch.equal(x.grad, torch.full((3,), 2.0))
+print(sum("no daemon answered" in str(w.message) for w in caught),
+      sum("REFERENCE" in str(w.message) for w in caught))
 """ % (tmp_path / "none.sock", tmp_path / "none.sock")
     p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                       timeout=120)
+                       timeout=120, env=dict(os.environ, AOTCACHE_CXX=compiler))
     assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["in_process", "in_process", "1"], p.stdout + p.stderr
+    backend = "native" if compiler == "c++" else "reference"
+    loud = "0" if compiler == "c++" else "1"
+    assert p.stdout.split() == ["in_process", "in_process", backend, backend, "1", loud], \
+        p.stdout + p.stderr
+    assert p.stderr.count("a new signature, ") == 2, p.stderr
+    assert "from in_process (%s backend)" % backend in p.stderr

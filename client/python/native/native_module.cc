@@ -75,6 +75,7 @@ class Function {
   }
   std::string bypass_reason() const { return f_->bypass_reason(); }
   std::string fallback_reason() const { return f_->fallback_reason(); }
+  std::string backend() const { return f_->backend(); }
   std::string metadata_json() const {
     return ToCompactJson(f_->function().metadata(), /*print_defaults=*/true);
   }
@@ -173,6 +174,10 @@ class PyClient {
   }
 
   std::string target() const { return client_->target(); }
+  // Why in-process compiles use the reference backend ("" when native).
+  std::string why_reference() {
+    return client_->in_process_backend().why_reference;
+  }
   py::dict counters() const {
     ClientCounters c = client_->counters();
     py::dict d;
@@ -207,6 +212,7 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("bypass_reason", &Function::bypass_reason)
       .def_property_readonly("fallback_reason", &Function::fallback_reason)
       .def_property_readonly("source", &Function::source)
+      .def_property_readonly("backend", &Function::backend)
       .def_property_readonly("backward", &Function::backward)
       .def("metadata_json", &Function::metadata_json)
       .def("convention_json", &Function::convention_json)
@@ -240,5 +246,6 @@ PYBIND11_MODULE(_native, m) {
       .def("compile", &PyClient::Compile)
       .def("compile", &PyClient::CompileParsed)
       .def_property_readonly("target", &PyClient::target)
+      .def("why_reference", &PyClient::why_reference)
       .def("counters", &PyClient::counters);
 }
