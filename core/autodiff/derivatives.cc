@@ -55,8 +55,17 @@ void Neg(C& c) { c.SetGrad(0, c.Op("aten.neg.default", {T(*c.grad())})); }
 void Exp(C& c) {
   c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(c.Result())}));
 }
+// d expm1(x) = exp(x) = expm1(x) + 1, as torch's formula reads the result.
+void Expm1(C& c) {
+  int e = c.Op("aten.add.Scalar", {T(c.Result()), N(1), N(1)});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(e)}));
+}
 void Log(C& c) {
   c.SetGrad(0, c.Op("aten.div.Tensor", {T(*c.grad()), T(c.Input(0))}));
+}
+void Log1p(C& c) {
+  int x1 = c.Op("aten.add.Scalar", {T(c.Input(0)), N(1), N(1)});
+  c.SetGrad(0, c.Op("aten.div.Tensor", {T(*c.grad()), T(x1)}));
 }
 void Sin(C& c) {
   int cos = c.Op("aten.cos.default", {T(c.Input(0))});
@@ -422,6 +431,8 @@ const DerivativeRules& Rules() {
         {"aten.neg.default", Neg},
         {"aten.exp.default", Exp},
         {"aten.log.default", Log},
+        {"aten.expm1.default", Expm1},
+        {"aten.log1p.default", Log1p},
         {"aten.sin.default", Sin},
         {"aten.cos.default", Cos},
         {"aten.tanh.default", Tanh},

@@ -347,9 +347,13 @@ const std::vector<Decomposition>& CoreDecompositions() {
 const std::vector<Decomposition>& Decompositions() {
   static const auto* table = [] {
     auto* all = new std::vector<Decomposition>(CoreDecompositions());
-    const std::vector<Decomposition>& math =
-        decompositions_internal::MathDecompositions();
-    all->insert(all->end(), math.begin(), math.end());
+    for (const std::vector<Decomposition>* family :
+         {&decompositions_internal::MathDecompositions(),
+          &decompositions_internal::ActivationDecompositions(),
+          &decompositions_internal::ReshapingDecompositions(),
+          &decompositions_internal::LossDecompositions()}) {
+      all->insert(all->end(), family->begin(), family->end());
+    }
     return all;
   }();
   return *table;

@@ -5,7 +5,9 @@
 // x * sigmoid(x), native_batch_norm the batch norm and its running
 // statistics' updates; math_decompositions.cc holds clamps, reductions that
 // select (max.dim becomes argmax and gather), baddbmm and
-// binary_cross_entropy_with_logits. Everything downstream (the
+// binary_cross_entropy_with_logits; activation_decompositions.cc,
+// reshaping_decompositions.cc and loss_decompositions.cc the families their
+// names say. Everything downstream (the
 // analysis, autodiff, the backends, the key) sees only the rewritten graph,
 // so these ops need no kernels or derivative rules of their own.
 // Thread-safety: the table is immutable; a Decomposer is used by one thread.
@@ -66,6 +68,14 @@ absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
 // clamp, clamp_min, clamp_max, full_like, scalar_tensor, max and min (all, dim,
 // other), var_mean, baddbmm, binary_cross_entropy_with_logits.
 const std::vector<Decomposition>& MathDecompositions();
+// softplus, leaky_relu, elu, celu, hardtanh, hardswish, mish,
+// log_sigmoid_forward, glu (activation_decompositions.cc).
+const std::vector<Decomposition>& ActivationDecompositions();
+// flip, roll, repeat, constant_pad_nd (reshaping_decompositions.cc).
+const std::vector<Decomposition>& ReshapingDecompositions();
+// smooth_l1_loss, huber_loss, binary_cross_entropy, xlogy, std, norm,
+// linalg_vector_norm (loss_decompositions.cc).
+const std::vector<Decomposition>& LossDecompositions();
 }  // namespace decompositions_internal
 
 }  // namespace aotcache

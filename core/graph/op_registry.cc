@@ -52,6 +52,8 @@ const Row kRows[] = {
      infer::ElementwiseFloat},
     {"neg(Tensor self) -> Tensor", infer::Elementwise},
     {"exp(Tensor self) -> Tensor", infer::ElementwiseFloat},
+    {"expm1(Tensor self) -> Tensor", infer::ElementwiseFloat},
+    {"log1p(Tensor self) -> Tensor", infer::ElementwiseFloat},
     {"log(Tensor self) -> Tensor", infer::ElementwiseFloat},
     {"sin(Tensor self) -> Tensor", infer::ElementwiseFloat},
     {"cos(Tensor self) -> Tensor", infer::ElementwiseFloat},

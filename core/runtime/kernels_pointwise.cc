@@ -147,7 +147,9 @@ Results Relu(const KernelArgs& k) {
     });                                            \
   }
 AOTCACHE_FLOAT_UNARY(Exp, std::exp(x))
+AOTCACHE_FLOAT_UNARY(Expm1, std::expm1(x))
 AOTCACHE_FLOAT_UNARY(Log, std::log(x))
+AOTCACHE_FLOAT_UNARY(Log1p, std::log1p(x))
 AOTCACHE_FLOAT_UNARY(Sin, std::sin(x))
 AOTCACHE_FLOAT_UNARY(Cos, std::cos(x))
 AOTCACHE_FLOAT_UNARY(Tanh, std::tanh(x))
@@ -232,7 +234,9 @@ const std::vector<Entry>& PointwiseKernels() {
       {"aten.div.Scalar", Div},
       {"aten.neg.default", Neg},
       {"aten.exp.default", Exp},
+      {"aten.expm1.default", Expm1},
       {"aten.log.default", Log},
+      {"aten.log1p.default", Log1p},
       {"aten.sin.default", Sin},
       {"aten.cos.default", Cos},
       {"aten.tanh.default", Tanh},

@@ -25,6 +25,8 @@ constexpr Formula kFormulas[] = {
      "static_cast<C>(a > 0 ? 1.0 : (a < 0 ? -1.0 : 0.0))"},
     {"aten.exp.default", 1, "static_cast<C>(vm::exp(a))"},
     {"aten.log.default", 1, "static_cast<C>(vm::log(a))"},
+    {"aten.expm1.default", 1, "static_cast<C>(vm::expm1(a))"},
+    {"aten.log1p.default", 1, "static_cast<C>(vm::log1p(a))"},
     {"aten.sin.default", 1, "static_cast<C>(vm::sin(a))"},
     {"aten.cos.default", 1, "static_cast<C>(vm::cos(a))"},
     {"aten.tanh.default", 1, "static_cast<C>(vm::tanh(a))"},
@@ -119,6 +121,10 @@ float tanhf(float);
 #pragma omp declare simd notinbranch
 float erff(float);
 #pragma omp declare simd notinbranch
+float expm1f(float);
+#pragma omp declare simd notinbranch
+float log1pf(float);
+#pragma omp declare simd notinbranch
 double exp(double);
 #pragma omp declare simd notinbranch
 double log(double);
@@ -130,6 +136,10 @@ double cos(double);
 double tanh(double);
 #pragma omp declare simd notinbranch
 double erf(double);
+#pragma omp declare simd notinbranch
+double expm1(double);
+#pragma omp declare simd notinbranch
+double log1p(double);
 // CBLAS (OpenBLAS): row-major 101, no transpose 111, transpose 112.
 void cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
                  const float*, int, float, float*, int);
@@ -166,6 +176,8 @@ inline float sin(float x) { return sinf(x); }
 inline float cos(float x) { return cosf(x); }
 inline float tanh(float x) { return tanhf(x); }
 inline float erf(float x) { return erff(x); }
+inline float expm1(float x) { return expm1f(x); }
+inline float log1p(float x) { return log1pf(x); }
 inline float sqrt(float x) { return __builtin_sqrtf(x); }
 inline float pow(float x, float y) { return __builtin_powf(x, y); }
 inline double exp(double x) { return ::exp(x); }
@@ -174,6 +186,8 @@ inline double sin(double x) { return ::sin(x); }
 inline double cos(double x) { return ::cos(x); }
 inline double tanh(double x) { return ::tanh(x); }
 inline double erf(double x) { return ::erf(x); }
+inline double expm1(double x) { return ::expm1(x); }
+inline double log1p(double x) { return ::log1p(x); }
 inline double sqrt(double x) { return __builtin_sqrt(x); }
 inline double pow(double x, double y) { return __builtin_pow(x, y); }
 }  // namespace vm

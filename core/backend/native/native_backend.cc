@@ -21,7 +21,7 @@ namespace aotcache {
 namespace {
 
 // Bumped whenever generated code changes for the same graph.
-constexpr char kCodegenVersion[] = "27";
+constexpr char kCodegenVersion[] = "28";
 
 std::vector<std::string> DefaultFlags() {
   // IEEE semantics kept: no -ffast-math. The loops vectorize with OpenMP

@@ -1,0 +1,234 @@
+// The decompositions of losses and norms (decompositions.h): smooth_l1_loss,
+// huber_loss, binary_cross_entropy, xlogy (kl_div's), std and norm (p = 1,
+// 2 or inf). Each computes torch's formula; gradients are those of the
+// formula, which are torch's, with the same care at the points where a
+// naive formula's gradient is not finite (xlogy at x = 0, the 2-norm of
+// zeros: 0, as torch's).
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/decompositions.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+namespace {
+
+using decompositions_internal::ArgError;
+using Results = absl::StatusOr<std::vector<int>>;
+
+absl::StatusOr<int> Op(Decomposer& d, absl::string_view op,
+                       std::vector<BoundArg> args) {
+  return d.EmitOne(op, std::move(args));
+}
+
+// loss reduced by `reduction` (0 none, 1 mean, 2 sum).
+Results Reduce(Decomposer& d, int loss, const BoundArg& reduction) {
+  if (reduction.i < 0 || reduction.i > 2) {
+    return ArgError("reduction", "must be 0 (none), 1 (mean) or 2 (sum)");
+  }
+  if (reduction.i == 0) return std::vector<int>{loss};
+  return d.Emit(reduction.i == 1 ? "aten.mean.default" : "aten.sum.default",
+                {TensorArg(loss), NoneArg()});
+}
+
+// |x - y| < bound ? quadratic : linear, for smooth_l1 and huber:
+// quadratic = q * d^2, linear = l * (|d| - c).
+Results Piecewise(Decomposer& d, double bound, double q, double l, double c) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int diff, Op(d, "aten.sub.Tensor", {d.arg(0), d.arg(1), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int abs,
+                            Op(d, "aten.abs.default", {TensorArg(diff)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int shifted,
+      Op(d, "aten.sub.Scalar", {TensorArg(abs), NumberArg(c), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int linear, Op(d, "aten.mul.Scalar", {TensorArg(shifted), NumberArg(l)}));
+  int loss = linear;
+  if (bound > 0) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int square,
+        Op(d, "aten.mul.Tensor", {TensorArg(diff), TensorArg(diff)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int quadratic,
+        Op(d, "aten.mul.Scalar", {TensorArg(square), NumberArg(q)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int inside,
+        Op(d, "aten.lt.Scalar", {TensorArg(abs), NumberArg(bound)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        loss, Op(d, "aten.where.self",
+                 {TensorArg(inside), TensorArg(quadratic), TensorArg(linear)}));
+  }
+  return Reduce(d, loss, d.arg(2));
+}
+
+// smooth_l1_loss(x, y, reduction, beta): 0.5 d^2 / beta where |d| < beta,
+// else |d| - 0.5 beta; beta 0 is the l1 loss.
+Results SmoothL1(Decomposer& d) {
+  double beta = d.arg(3).AsDouble();
+  if (beta < 0) return ArgError("beta", "must not be negative");
+  return Piecewise(d, beta, beta > 0 ? 0.5 / beta : 0, 1, 0.5 * beta);
+}
+
+// huber_loss(x, y, reduction, delta): 0.5 d^2 where |d| < delta, else
+// delta (|d| - 0.5 delta).
+Results Huber(Decomposer& d) {
+  double delta = d.arg(3).AsDouble();
+  if (delta <= 0) return ArgError("delta", "must be positive");
+  return Piecewise(d, delta, 0.5, delta, 0.5 * delta);
+}
+
+// max(log(v), -100), as torch clamps binary_cross_entropy's logs.
+absl::StatusOr<int> ClampedLog(Decomposer& d, const BoundArg& v) {
+  AOTCACHE_ASSIGN_OR_RETURN(int log, Op(d, "aten.log.default", {v}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int low, Op(d, "aten.lt.Scalar", {TensorArg(log), NumberArg(-100)}));
+  return Op(d, "aten.where.self",
+            {TensorArg(low), NumberArg(-100), TensorArg(log)});
+}
+
+// 1 - v.
+absl::StatusOr<int> OneMinus(Decomposer& d, const BoundArg& v) {
+  AOTCACHE_ASSIGN_OR_RETURN(int neg, Op(d, "aten.neg.default", {v}));
+  return Op(d, "aten.add.Scalar", {TensorArg(neg), NumberArg(1), NumberArg(1)});
+}
+
+// binary_cross_entropy(x, y, weight?, reduction):
+// -weight (y log x + (1 - y) log(1 - x)), each log at least -100.
+Results BinaryCrossEntropy(Decomposer& d) {
+  if (d.tensor(1).shape != d.tensor(0).shape) {
+    return ArgError("target", "must have the input's shape");
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(int log_x, ClampedLog(d, d.arg(0)));
+  AOTCACHE_ASSIGN_OR_RETURN(int one_minus_x, OneMinus(d, d.arg(0)));
+  AOTCACHE_ASSIGN_OR_RETURN(int log_1x, ClampedLog(d, TensorArg(one_minus_x)));
+  AOTCACHE_ASSIGN_OR_RETURN(int one_minus_y, OneMinus(d, d.arg(1)));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int a, Op(d, "aten.mul.Tensor", {d.arg(1), TensorArg(log_x)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int b,
+      Op(d, "aten.mul.Tensor", {TensorArg(one_minus_y), TensorArg(log_1x)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int sum,
+      Op(d, "aten.add.Tensor", {TensorArg(a), TensorArg(b), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int loss,
+                            Op(d, "aten.neg.default", {TensorArg(sum)}));
+  if (!d.arg(2).is_none()) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        loss, Op(d, "aten.mul.Tensor", {TensorArg(loss), d.arg(2)}));
+    if (d.meta(loss).shape != d.tensor(0).shape) {
+      return ArgError("weight", "must broadcast to the input's shape");
+    }
+  }
+  return Reduce(d, loss, d.arg(3));
+}
+
+// xlogy(x, y) = x * l, l = log(y) except where x is 0 and log(y) infinite
+// (there 0): 0 where x is 0, NaN where y is NaN, and torch's gradients:
+// log(y) for x (also at x = 0), x / y for y.
+Results Xlogy(Decomposer& d) {
+  AOTCACHE_ASSIGN_OR_RETURN(int log, Op(d, "aten.log.default", {d.arg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int abs,
+                            Op(d, "aten.abs.default", {TensorArg(log)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int infinite,
+      Op(d, "aten.eq.Scalar",
+         {TensorArg(abs), NumberArg(std::numeric_limits<double>::infinity())}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int finite_log, Op(d, "aten.where.self",
+                         {TensorArg(infinite), NumberArg(0), TensorArg(log)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int zero,
+                            Op(d, "aten.eq.Scalar", {d.arg(0), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int l, Op(d, "aten.where.self",
+                {TensorArg(zero), TensorArg(finite_log), TensorArg(log)}));
+  return d.Emit("aten.mul.Tensor", {d.arg(0), TensorArg(l)});
+}
+
+// std.correction = sqrt(var.correction), as torch computes it.
+Results Std(Decomposer& d) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int var,
+      Op(d, "aten.var.correction", {d.arg(0), d.arg(1), d.arg(2), d.arg(3)}));
+  return d.Emit("aten.sqrt.default", {TensorArg(var)});
+}
+
+// The p-norm over `dim` (None: every dim) for p = 2, 1 and inf, as
+// norm.ScalarOpt_dim (p? = 2) and linalg_vector_norm take it. The 2-norm is
+// sqrt(sum x^2), 0 (with gradient 0, as torch's) where the sum is 0.
+Results PNorm(Decomposer& d, double p, BoundArg dim, const BoundArg& keepdim) {
+  if (dim.is_none()) {  // Every dim.
+    std::vector<int64_t> all;
+    for (int64_t k = 0; k < d.tensor(0).dim(); ++k) all.push_back(k);
+    dim = IntsArg(all);
+  }
+  if (p == 1 || std::isinf(p)) {
+    if (std::isinf(p) && p < 0) return ArgError("p", "-inf is not supported");
+    AOTCACHE_ASSIGN_OR_RETURN(int abs, Op(d, "aten.abs.default", {d.arg(0)}));
+    if (p == 1) {
+      return d.Emit("aten.sum.dim_IntList",
+                    {TensorArg(abs), dim, keepdim, NoneArg()});
+    }
+    return d.Emit("aten.amax.default", {TensorArg(abs), dim, keepdim});
+  }
+  if (p != 2) {
+    return ArgError(
+        "p",
+        absl::StrCat("the ", p, "-norm is not supported (1, 2 and inf are)"));
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(int square,
+                            Op(d, "aten.mul.Tensor", {d.arg(0), d.arg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int sum,
+                            Op(d, "aten.sum.dim_IntList",
+                               {TensorArg(square), dim, keepdim, NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int zero, Op(d, "aten.eq.Scalar", {TensorArg(sum), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int safe, Op(d, "aten.where.self",
+                   {TensorArg(zero), NumberArg(1), TensorArg(sum)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int root,
+                            Op(d, "aten.sqrt.default", {TensorArg(safe)}));
+  return d.Emit("aten.where.self",
+                {TensorArg(zero), NumberArg(0), TensorArg(root)});
+}
+Results Norm(Decomposer& d) {
+  return PNorm(d, d.arg(1).is_none() ? 2 : d.arg(1).AsDouble(), d.arg(2),
+               d.arg(3));
+}
+// linalg_vector_norm(x, ord, dim?, keepdim, dtype?): a dtype is refused.
+Results VectorNorm(Decomposer& d) {
+  if (!d.arg(4).is_none()) return ArgError("dtype", "is not supported");
+  return PNorm(d, d.arg(1).AsDouble(), d.arg(2), d.arg(3));
+}
+
+}  // namespace
+
+namespace decompositions_internal {
+
+const std::vector<Decomposition>& LossDecompositions() {
+  static const auto* table = new std::vector<Decomposition>{
+      {"smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float "
+       "beta=1.0) -> Tensor",
+       SmoothL1},
+      {"huber_loss(Tensor self, Tensor target, int reduction=Mean, float "
+       "delta=1.0) -> Tensor",
+       Huber},
+      {"binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, "
+       "int reduction=Mean) -> Tensor",
+       BinaryCrossEntropy},
+      {"xlogy.Tensor(Tensor self, Tensor other) -> Tensor", Xlogy},
+      {"std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, "
+       "bool keepdim=False) -> Tensor",
+       Std},
+      {"norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool "
+       "keepdim=False) -> Tensor",
+       Norm},
+      {"linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool "
+       "keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+       VectorNorm},
+  };
+  return *table;
+}
+
+}  // namespace decompositions_internal
+}  // namespace aotcache

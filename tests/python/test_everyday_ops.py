@@ -1,0 +1,141 @@
+"""Everyday ops a trainer meets on day one (issue 22, item 6), through
+aot_function against eager: values and the gradients of every input that
+requires grad, at the points where a naive formula's gradient differs from
+torch's (0 for leaky_relu and elu, the bounds of hardtanh and hardswish,
+past softplus's threshold, the 2-norm of zeros, xlogy at 0) as well as at
+random ones."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from aotcache.torch import aot_function
+
+
+@pytest.fixture(autouse=True)
+def _server(daemon):
+    _compare.server = daemon
+
+
+def _compare(fn, *args, rtol=1e-5, atol=1e-6):
+    compiled = aot_function(fn, server=_compare.server)
+    leaves = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
+    twins = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
+    got, want = compiled(*leaves), fn(*twins)
+    torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    seed = torch.Generator().manual_seed(1)
+    weights = torch.rand(want.shape, generator=seed, dtype=want.dtype)
+    (got * weights).sum().backward()
+    (want * weights).sum().backward()
+    for a, b in zip(leaves, twins):
+        if a.requires_grad:
+            torch.testing.assert_close(a.grad, b.grad, rtol=rtol, atol=atol, equal_nan=True)
+    assert compiled.cache_info()[0]["eager"] == ""
+
+
+def _points(*special):
+    torch.manual_seed(0)
+    x = torch.cat([torch.randn(40) * 3, torch.tensor(special, dtype=torch.float32)])
+    return x.requires_grad_()
+
+
+ACTIVATIONS = {
+    "softplus": (lambda x: F.softplus(x), (0.0, 19.9, 20.0, 25.0, 100.0, -100.0)),
+    "softplus_beta": (lambda x: F.softplus(x, beta=2.0, threshold=5.0), (2.5, 3.0, -3.0)),
+    "leaky_relu": (lambda x: F.leaky_relu(x, 0.1), (0.0,)),
+    "elu": (lambda x: F.elu(x, alpha=0.7), (0.0, 100.0, -100.0)),
+    "selu": (lambda x: F.selu(x), (0.0, 95.0)),
+    "celu": (lambda x: F.celu(x, alpha=1.5), (0.0,)),
+    "hardtanh": (lambda x: F.hardtanh(x, -0.5, 0.5), (-0.5, 0.5, 0.0)),
+    "relu6": (lambda x: F.relu6(x), (0.0, 6.0)),
+    "hardswish": (lambda x: F.hardswish(x), (-3.0, 3.0, 0.0)),
+    "mish": (lambda x: F.mish(x), (0.0, 20.0, 30.0, 100.0, -100.0)),
+    "logsigmoid": (lambda x: F.logsigmoid(x), (0.0, 30.0, -30.0, 100.0)),
+}
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activation(name):
+    fn, special = ACTIVATIONS[name]
+    _compare(fn, _points(*special))
+
+
+def test_activation_modules_in_float64():
+    x = torch.randn(5, 8, dtype=torch.float64, requires_grad=True)
+    for module in (torch.nn.LeakyReLU(0.2), torch.nn.ELU(), torch.nn.Softplus(),
+                   torch.nn.Mish(), torch.nn.Hardswish(), torch.nn.LogSigmoid()):
+        _compare(module, x)
+
+
+def test_glu_and_expm1_log1p():
+    x = torch.randn(4, 6, requires_grad=True)
+    _compare(lambda x: F.glu(x, 1), x)
+    _compare(lambda x: F.glu(x, 0), x)
+    small = torch.tensor([1e-8, -1e-8, 1e-3, 0.5, -0.5, 3.0], requires_grad=True)
+    _compare(lambda x: torch.expm1(x) + torch.log1p(x.abs()), small)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_pointwise_losses(reduction):
+    torch.manual_seed(0)
+    x = torch.randn(6, 4, requires_grad=True)
+    y = torch.randn(6, 4)
+    y[0, :2] = x[0, :2].detach() + torch.tensor([1.0, -1.0])  # |d| exactly at beta
+    _compare(lambda x, y: F.smooth_l1_loss(x, y, reduction=reduction), x, y)
+    _compare(lambda x, y: F.smooth_l1_loss(x, y, reduction=reduction, beta=0.5), x, y)
+    _compare(lambda x, y: F.smooth_l1_loss(x, y, reduction=reduction, beta=0.0), x, y)
+    _compare(lambda x, y: F.huber_loss(x, y, reduction=reduction, delta=0.7), x, y)
+    _compare(lambda x, y: F.l1_loss(x, y, reduction=reduction), x, y)
+    p = torch.rand(6, 4).clamp(0.01, 0.99).requires_grad_()
+    t = torch.rand(6, 4)
+    w = torch.rand(6, 4)
+    _compare(lambda p, t: F.binary_cross_entropy(p, t, reduction=reduction), p, t)
+    _compare(lambda p, t: F.binary_cross_entropy(p, t, weight=w, reduction=reduction), p, t)
+
+
+def test_kl_div_with_zeros_in_the_target():
+    torch.manual_seed(0)
+    x = torch.randn(4, 5, requires_grad=True)
+    t = torch.softmax(torch.randn(4, 5), 1)
+    t[0, 1] = 0.0
+    _compare(lambda x, t: F.kl_div(F.log_softmax(x, 1), t, reduction="batchmean"), x, t)
+    target = t.clone().requires_grad_()
+    _compare(lambda t: torch.xlogy(t, t + 0.5), target)
+    _compare(lambda a, b: torch.xlogy(a, b),
+             torch.tensor([0.0, 0.0, 1.0, 2.0], requires_grad=True),
+             torch.tensor([0.0, float("nan"), 0.0, 3.0], requires_grad=True))
+
+
+def test_std_and_norms():
+    torch.manual_seed(0)
+    x = torch.randn(5, 6, requires_grad=True)
+    _compare(lambda x: x.std(1), x)
+    _compare(lambda x: x.std(0, unbiased=False, keepdim=True), x)
+    _compare(lambda x: x.std(), x)
+    zeros_row = torch.cat([torch.zeros(1, 6), torch.randn(4, 6)]).requires_grad_()
+    _compare(lambda x: x.norm(dim=1), zeros_row)
+    _compare(lambda x: F.normalize(x, dim=1), zeros_row)
+    _compare(lambda x: x.norm(p=1, dim=1, keepdim=True), x)
+    _compare(lambda x: torch.linalg.norm(x, ord=float("inf"), dim=1), x)
+
+
+def test_flip_roll_repeat_pad():
+    torch.manual_seed(0)
+    x = torch.randn(3, 4, 5, requires_grad=True)
+    _compare(lambda x: x.flip(1), x)
+    _compare(lambda x: x.flip(0, 2), x)
+    _compare(lambda x: x.roll(1, 1), x)
+    _compare(lambda x: x.roll((2, -1), (0, 2)), x)
+    _compare(lambda x: x.repeat(2, 1, 3), x)
+    _compare(lambda x: x.repeat(2, 1, 1, 2), x)
+    _compare(lambda x: F.pad(x, (1, 2)), x)
+    _compare(lambda x: F.pad(x, (1, 0, 2, 1), value=-1.5), x)
+    _compare(lambda x: F.pad(x, (-1, 2, 0, -2)), x)
+    _compare(lambda x: F.smooth_l1_loss(x, x.flip(0).detach()), x)
+
+
+def test_refusals_name_the_argument():
+    from aotcache.torch import CompileError
+    g = aot_function(lambda x: x.norm(p=3, dim=0), server=_compare.server)
+    with pytest.raises(CompileError, match="3-norm is not supported"):
+        g(torch.randn(3))
