@@ -1,6 +1,7 @@
 // The decompositions of activations (decompositions.h): softplus,
 // leaky_relu, elu (selu is one), celu, hardtanh (relu6), hardswish, mish,
-// log_sigmoid_forward and glu. Each computes torch's values with torch's
+// log_sigmoid_forward, glu and prelu (and the in-place forms of
+// leaky_relu, elu and hardtanh). Each computes torch's values with torch's
 // formula and keeps torch's gradient, boundaries included: a branch that a
 // where does not take never sees an argument where its gradient is not
 // finite (exp of a large input), so its zero gradient stays zero.
@@ -12,6 +13,7 @@ namespace aotcache {
 namespace {
 
 using decompositions_internal::ArgError;
+using decompositions_internal::InPlaceOf;
 using decompositions_internal::WrapDim;
 using Results = absl::StatusOr<std::vector<int>>;
 
@@ -147,6 +149,31 @@ Results LogSigmoidForward(Decomposer& d) {
   return std::vector<int>{out, buffer};
 }
 
+// prelu(x, weight): x where x > 0, else weight * x, one weight per channel
+// (dim 1) or one for all.
+Results Prelu(Decomposer& d) {
+  const Meta x = d.tensor(0), w = d.tensor(1);
+  int64_t channels = x.dim() >= 2 ? x.shape[1] : 1;
+  if (w.dim() > 1 || (w.numel() != 1 && w.numel() != channels)) {
+    return ArgError("weight",
+                    absl::StrCat("must hold 1 or ", channels, " values"));
+  }
+  BoundArg weight = d.arg(1);
+  if (x.dim() >= 2) {  // (C) seen as (C, 1, ...) to broadcast over dim 1.
+    std::vector<int64_t> shape(x.dim() - 1, 1);
+    shape[0] = w.numel();
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int seen, Op(d, "aten.view.default", {d.arg(1), IntsArg(shape)}));
+    weight = TensorArg(seen);
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(int pos,
+                            Op(d, "aten.gt.Scalar", {d.arg(0), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int scaled,
+                            Op(d, "aten.mul.Tensor", {d.arg(0), weight}));
+  return d.Emit("aten.where.self",
+                {TensorArg(pos), d.arg(0), TensorArg(scaled)});
+}
+
 // glu(x, dim) = a * sigmoid(b), a and b the halves of x along dim.
 Results Glu(Decomposer& d) {
   const Meta x = d.tensor(0);
@@ -178,17 +205,27 @@ const std::vector<Decomposition>& ActivationDecompositions() {
        Softplus},
       {"leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor",
        LeakyRelu},
+      {"leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> "
+       "Tensor(a!)",
+       InPlaceOf<LeakyRelu>},
       {"elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar "
        "input_scale=1) -> Tensor",
        Elu},
+      {"elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar "
+       "input_scale=1) -> Tensor(a!)",
+       InPlaceOf<Elu>},
       {"celu(Tensor self, Scalar alpha=1.0) -> Tensor", Celu},
       {"hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor",
        Hardtanh},
+      {"hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> "
+       "Tensor(a!)",
+       InPlaceOf<Hardtanh>},
       {"hardswish(Tensor self) -> Tensor", Hardswish},
       {"mish(Tensor self) -> Tensor", Mish},
       {"log_sigmoid_forward(Tensor self) -> (Tensor, Tensor)",
        LogSigmoidForward},
       {"glu(Tensor self, int dim=-1) -> Tensor", Glu},
+      {"prelu(Tensor self, Tensor weight) -> Tensor", Prelu},
   };
   return *table;
 }

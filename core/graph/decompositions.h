@@ -62,14 +62,25 @@ const std::vector<Decomposition>& Decompositions();
 namespace decompositions_internal {
 // InvalidArgument naming argument `name`.
 absl::Status ArgError(absl::string_view name, absl::string_view detail);
+// The in-place form of the functional decomposition `Functional` (same
+// arguments): its result copied into self (copy_), which it returns.
+template <DecomposeFn Functional>
+absl::StatusOr<std::vector<int>> InPlaceOf(Decomposer& d) {
+  absl::StatusOr<std::vector<int>> result = Functional(d);
+  if (!result.ok()) return result.status();
+  return d.Emit("aten.copy_.default",
+                {d.arg(0), TensorArg((*result)[0]), BoolArg(false)});
+}
 // `dim` wrapped into [0, rank) (a 0-d tensor has one dim here).
 absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
                                 int64_t rank);
-// clamp, clamp_min, clamp_max, full_like, scalar_tensor, max and min (all, dim,
-// other), var_mean, baddbmm, binary_cross_entropy_with_logits.
+// clamp, clamp_min, clamp_max (and in place), full_like, scalar_tensor, max
+// and min (all, dim, other), var_mean, logsumexp, baddbmm,
+// binary_cross_entropy_with_logits.
 const std::vector<Decomposition>& MathDecompositions();
-// softplus, leaky_relu, elu, celu, hardtanh, hardswish, mish,
-// log_sigmoid_forward, glu (activation_decompositions.cc).
+// softplus, leaky_relu, elu, celu, hardtanh (leaky_relu, elu and hardtanh
+// also in place), hardswish, mish, log_sigmoid_forward, glu, prelu
+// (activation_decompositions.cc).
 const std::vector<Decomposition>& ActivationDecompositions();
 // flip, roll, repeat, constant_pad_nd (reshaping_decompositions.cc).
 const std::vector<Decomposition>& ReshapingDecompositions();

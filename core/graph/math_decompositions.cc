@@ -1,5 +1,6 @@
-// The decompositions of clamps, full_like, scalar_tensor, the selecting
-// reductions (max.dim, min.dim, min), var_mean, baddbmm and
+// The decompositions of clamps (and their in-place forms), full_like,
+// scalar_tensor, the selecting reductions (max.dim, min.dim, min),
+// var_mean, logsumexp, baddbmm and
 // binary_cross_entropy_with_logits (decompositions.h). Each keeps torch's
 // gradient: a clamp passes it where min <= x <= max, max.dim sends it to the
 // selected index only, max() spreads it over ties (max is an op of the
@@ -14,6 +15,7 @@ namespace aotcache {
 namespace {
 
 using decompositions_internal::ArgError;
+using decompositions_internal::InPlaceOf;
 using decompositions_internal::WrapDim;
 using Results = absl::StatusOr<std::vector<int>>;
 
@@ -127,6 +129,41 @@ Results VarMean(Decomposer& d) {
       int mean,
       d.EmitOne("aten.mean.dim", {d.arg(0), dims, d.arg(3), NoneArg()}));
   return std::vector<int>{var, mean};
+}
+
+// logsumexp(self, dim, keepdim) = log(sum(exp(x - m))) + m for m the
+// maximum over dim (0 where it is infinite), as torch computes it; m's
+// gradient cancels, leaving the softmax.
+Results Logsumexp(Decomposer& d) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int m,
+      d.EmitOne("aten.amax.default", {d.arg(0), d.arg(1), BoolArg(true)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int abs,
+                            d.EmitOne("aten.abs.default", {TensorArg(m)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int infinite,
+      d.EmitOne("aten.eq.Scalar", {TensorArg(abs), NumberArg(INFINITY)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int shift, d.EmitOne("aten.where.self",
+                           {TensorArg(infinite), NumberArg(0), TensorArg(m)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int centered,
+      d.EmitOne("aten.sub.Tensor", {d.arg(0), TensorArg(shift), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int e, d.EmitOne("aten.exp.default", {TensorArg(centered)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int sum, d.EmitOne("aten.sum.dim_IntList",
+                         {TensorArg(e), d.arg(1), d.arg(2), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(int log,
+                            d.EmitOne("aten.log.default", {TensorArg(sum)}));
+  int offset = shift;
+  if (!d.arg(2).b) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        offset, d.EmitOne("aten._unsafe_view.default",
+                          {TensorArg(shift), IntsArg(d.meta(log).shape)}));
+  }
+  return d.Emit("aten.add.Tensor",
+                {TensorArg(log), TensorArg(offset), NumberArg(1)});
 }
 
 // baddbmm(self, batch1, batch2, beta, alpha): alpha * bmm + beta * self;
@@ -248,6 +285,15 @@ const std::vector<Decomposition>& MathDecompositions() {
        ClampBoth},
       {"clamp_min(Tensor self, Scalar min) -> Tensor", ClampMin},
       {"clamp_max(Tensor self, Scalar max) -> Tensor", ClampMax},
+      {"clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> "
+       "Tensor(a!)",
+       InPlaceOf<ClampBoth>},
+      {"clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
+       InPlaceOf<ClampMin>},
+      {"clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
+       InPlaceOf<ClampMax>},
+      {"logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+       Logsumexp},
       {"full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, "
        "Layout? layout=None, Device? device=None, bool? pin_memory=None, "
        "MemoryFormat? memory_format=None) -> Tensor",

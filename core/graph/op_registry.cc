@@ -290,6 +290,8 @@ const Row kRows[] = {
      "aten.sigmoid.default"},
     {"tanh_(Tensor(a!) self) -> Tensor(a!)", infer::SameAsSelf, kNone,
      "aten.tanh.default"},
+    {"sqrt_(Tensor(a!) self) -> Tensor(a!)", infer::SameAsSelf, kNone,
+     "aten.sqrt.default"},
     {"t_(Tensor(a!) self) -> Tensor(a!)", infer::T, kMetadataMutation,
      "aten.t.default"},
     {"transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)",

@@ -139,3 +139,34 @@ def test_refusals_name_the_argument():
     g = aot_function(lambda x: x.norm(p=3, dim=0), server=_compare.server)
     with pytest.raises(CompileError, match="3-norm is not supported"):
         g(torch.randn(3))
+
+
+def test_logsumexp_cosine_similarity_and_prelu():
+    torch.manual_seed(0)
+    x = torch.randn(4, 6, requires_grad=True)
+    _compare(lambda x: torch.logsumexp(x, 1), x)
+    _compare(lambda x: torch.logsumexp(x * 50, (0, 1), keepdim=True), x)
+    big = torch.tensor([[0.0, float("-inf")], [float("-inf"), float("-inf")]],
+                       requires_grad=True)
+    _compare(lambda x: torch.logsumexp(x, 1), big)
+    y = torch.randn(4, 6)
+    _compare(lambda x, y: F.cosine_similarity(x, y, dim=1), x, y)
+    images = torch.randn(2, 3, 4, 4, requires_grad=True)
+    for weight in (torch.tensor([0.25]), torch.tensor([0.1, 0.2, 0.3])):
+        _compare(lambda x, w: F.prelu(x, w), images, weight.requires_grad_())
+
+
+def test_in_place_activations_write_their_input_as_eager():
+    torch.manual_seed(0)
+    base = torch.randn(3, 5, requires_grad=True)
+    for fn in (lambda x: F.leaky_relu_(x * 1, 0.2), lambda x: F.elu_(x * 1),
+               lambda x: F.hardtanh_(x * 1, -0.3, 0.3), lambda x: (x * 1).clamp_(-0.5, 0.2),
+               lambda x: (x * 1).clamp_min_(0.1).sqrt_(),
+               lambda x: torch.nn.ReLU6(inplace=True)(x * 1)):
+        _compare(fn, base)
+    # On an input: written in place, as eager writes it.
+    got, want = torch.randn(4), torch.randn(4)
+    want.copy_(got)
+    aot_function(lambda x: F.leaky_relu_(x, 0.3), server=_compare.server)(got)
+    F.leaky_relu_(want, 0.3)
+    assert torch.equal(got, want)
