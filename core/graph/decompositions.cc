@@ -351,7 +351,8 @@ const std::vector<Decomposition>& Decompositions() {
          {&decompositions_internal::MathDecompositions(),
           &decompositions_internal::ActivationDecompositions(),
           &decompositions_internal::ReshapingDecompositions(),
-          &decompositions_internal::LossDecompositions()}) {
+          &decompositions_internal::LossDecompositions(),
+          &decompositions_internal::NormDecompositions()}) {
       all->insert(all->end(), family->begin(), family->end());
     }
     return all;

@@ -37,6 +37,10 @@ constexpr TypeName kTypeNames[] = {
     {"int[]?", ArgType::kOptionalIntList},
     {"float", ArgType::kFloat},
     {"float?", ArgType::kOptionalFloat},
+    // aotcache has no float lists: a graph gives one as the ints it holds
+    // when they are whole (interpolate's scale_factor=2.0); the exporter
+    // refuses others.
+    {"float[]?", ArgType::kOptionalIntList},
     {"Scalar", ArgType::kScalar},
     {"Scalar?", ArgType::kOptionalScalar},
     {"bool", ArgType::kBool},

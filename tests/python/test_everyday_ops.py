@@ -170,3 +170,22 @@ def test_in_place_activations_write_their_input_as_eager():
     aot_function(lambda x: F.leaky_relu_(x, 0.3), server=_compare.server)(got)
     F.leaky_relu_(want, 0.3)
     assert torch.equal(got, want)
+
+
+def test_group_norm_and_nearest_interpolation():
+    torch.manual_seed(0)
+    x = torch.randn(2, 6, 5, 4, requires_grad=True)
+    w, b = torch.randn(6, requires_grad=True), torch.randn(6, requires_grad=True)
+    _compare(lambda x, w, b: F.group_norm(x, 3, w, b), x, w, b)
+    _compare(lambda x: F.group_norm(x, 1), x)
+    _compare(torch.nn.GroupNorm(2, 6), x)
+    _compare(lambda x: F.interpolate(x, scale_factor=2.0), x)
+    _compare(lambda x: F.interpolate(x, size=(15, 8)), x)
+    _compare(torch.nn.Upsample(scale_factor=3), x)
+
+
+def test_a_fractional_interpolation_is_refused_naming_the_list():
+    from aotcache.torch import CompileError
+    g = aot_function(lambda x: F.interpolate(x, scale_factor=1.5), server=_compare.server)
+    with pytest.raises(CompileError, match=r"float list \[1.5, 1.5\]"):
+        g(torch.randn(1, 1, 4, 4))

@@ -158,6 +158,14 @@ def _argument(a: Any, where: str) -> Dict[str, Any]:
             return {"nodes": {"names": [x.name for x in a]}}
         if all(isinstance(x, int) and not isinstance(x, bool) for x in a):
             return {"ints": {"values": list(a)}}
+        if all(isinstance(x, float) for x in a):
+            # aotcache has no float lists; whole numbers cross as ints
+            # (interpolate's scale_factor=2.0 gives [2.0, 2.0]).
+            if all(math.isfinite(x) and x == int(x) for x in a):
+                return {"ints": {"values": [int(x) for x in a]}}
+            raise ExportError("%s: the float list %r: aotcache takes float lists of "
+                              "whole numbers only (interpolate with scale_factor=2.0 "
+                              "compiles, 1.5 does not)" % (where, a))
         raise ExportError("%s: list argument %r is neither a list of ints nor a list of "
                           "tensors" % (where, a))
     raise ExportError("%s: argument %r of type %s cannot be expressed as an "
