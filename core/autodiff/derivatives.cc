@@ -8,6 +8,7 @@
 #include "core/autodiff/loss_derivatives.h"
 #include "core/autodiff/norm_derivatives.h"
 #include "core/autodiff/pooling_derivatives.h"
+#include "core/autodiff/scan_derivatives.h"
 
 namespace aotcache {
 namespace {
@@ -487,6 +488,7 @@ const DerivativeRules& Rules() {
     AddIndexingDerivatives(rules);
     AddConvDerivatives(rules);
     AddNormDerivatives(rules);
+    AddScanDerivatives(rules);
     AddPoolingDerivatives(rules);
     return rules;
   }();

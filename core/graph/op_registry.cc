@@ -10,6 +10,7 @@
 #include "core/graph/loss_inference.h"
 #include "core/graph/norm_inference.h"
 #include "core/graph/pooling_inference.h"
+#include "core/graph/scan_inference.h"
 
 namespace aotcache {
 namespace {
@@ -161,6 +162,8 @@ const Row kRows[] = {
     {"max(Tensor self) -> Tensor", infer::MaxAll},
     {"_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
      infer::Softmax},
+    {"cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+     infer::Cumsum},
     {"_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
      infer::Softmax},
     {"native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? "

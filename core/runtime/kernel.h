@@ -71,6 +71,7 @@ extern const std::vector<Entry>& LossKernels();
 extern const std::vector<Entry>& IndexingKernels();
 extern const std::vector<Entry>& ConvKernels();
 extern const std::vector<Entry>& NormKernels();
+extern const std::vector<Entry>& ScanKernels();
 extern const std::vector<Entry>& PoolingKernels();
 }  // namespace kernels
 

@@ -11,7 +11,8 @@ Kernel FindKernel(absl::string_view qualified_name) {
           &kernels::LinalgKernels(), &kernels::ShapeKernels(),
           &kernels::BackwardKernels(), &kernels::LossKernels(),
           &kernels::IndexingKernels(), &kernels::ConvKernels(),
-          &kernels::NormKernels(), &kernels::PoolingKernels()}) {
+          &kernels::NormKernels(), &kernels::PoolingKernels(),
+          &kernels::ScanKernels()}) {
       for (const kernels::Entry& e : *table) map->emplace(e.op, e.kernel);
     }
     return map;

@@ -189,3 +189,18 @@ def test_a_fractional_interpolation_is_refused_naming_the_list():
     g = aot_function(lambda x: F.interpolate(x, scale_factor=1.5), server=_compare.server)
     with pytest.raises(CompileError, match=r"float list \[1.5, 1.5\]"):
         g(torch.randn(1, 1, 4, 4))
+
+
+def test_cumsum():
+    torch.manual_seed(0)
+    x = torch.randn(4, 6, requires_grad=True)
+    _compare(lambda x: x.cumsum(1), x)
+    _compare(lambda x: x.t().cumsum(0) * 2, x)
+    _compare(lambda x: torch.cumsum(x, -2, dtype=torch.float64), x)
+    _compare(lambda x: x.cumsum(0), torch.randn(5, dtype=torch.float64, requires_grad=True))
+    ids = torch.tensor([[1, 0, 1, 1], [0, 0, 1, 0]])
+    got = aot_function(lambda m: m.cumsum(1), server=_compare.server)(ids)
+    assert torch.equal(got, ids.cumsum(1)) and got.dtype == torch.int64
+    mask = ids.bool()
+    got = aot_function(lambda m: m.cumsum(1) * m, server=_compare.server)(mask)
+    assert torch.equal(got, mask.cumsum(1) * mask)
