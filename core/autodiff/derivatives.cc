@@ -126,6 +126,31 @@ void Pow(C& c) {
   c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(d)}));
 }
 
+// pow(self, exponent), both tensors (derivatives.yaml's pow_backward_self
+// and pow_backward_exponent): g * e * self^(e - 1), 0 where e is 0; and
+// g * result * log(self), 0 where self is 0 and e >= 0.
+void PowTensor(C& c) {
+  int g = *c.grad();
+  BoundArg self = T(c.Input(0)), e = T(c.Input(1));
+  if (c.needs(0)) {
+    int e1 = c.Op("aten.sub.Scalar", {e, N(1), N(1)});
+    int p = c.Op("aten.pow.Tensor_Tensor", {self, T(e1)});
+    int d =
+        c.Op("aten.mul.Tensor", {T(c.Op("aten.mul.Tensor", {T(g), e})), T(p)});
+    int zero_e = c.Op("aten.eq.Scalar", {e, N(0)});
+    c.SetGrad(0, c.Op("aten.where.self", {T(zero_e), N(0), T(d)}));
+  }
+  if (c.needs(1)) {
+    int log = c.Op("aten.log.default", {self});
+    int rl = c.Op("aten.mul.Tensor", {T(c.Result()), T(log)});
+    int nonneg = c.Op("aten.ge.Scalar", {e, N(0)});
+    int inner = c.Op("aten.where.self", {T(nonneg), N(0), T(rl)});
+    int zero_self = c.Op("aten.eq.Scalar", {self, N(0)});
+    int masked = c.Op("aten.where.self", {T(zero_self), T(inner), T(rl)});
+    c.SetGrad(1, c.Op("aten.mul.Tensor", {T(g), T(masked)}));
+  }
+}
+
 // maximum/minimum: ties share the gradient equally (derivatives.yaml).
 void MaxMin(C& c, bool max) {
   int g = *c.grad();
@@ -444,6 +469,7 @@ const DerivativeRules& Rules() {
         {"aten.rsqrt.default", Rsqrt},
         {"aten.abs.default", Abs},
         {"aten.pow.Tensor_Scalar", Pow},
+        {"aten.pow.Tensor_Tensor", PowTensor},
         {"aten.maximum.default", Maximum},
         {"aten.minimum.default", Minimum},
         {"aten.where.self", Where},

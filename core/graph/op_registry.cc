@@ -68,6 +68,8 @@ const Row kRows[] = {
     {"abs(Tensor self) -> Tensor", infer::Elementwise},
     {"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor",
      infer::Elementwise},
+    {"pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+     infer::Elementwise},
     {"maximum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
     {"minimum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
     {"where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",

@@ -115,6 +115,19 @@ Results PowScalar(const KernelArgs& k) {
   return std::vector<Tensor>{out};
 }
 
+// pow(self, exponent), both tensors: std::pow in the result's dtype
+// (through double for integers).
+Results PowTensor(const KernelArgs& k) {
+  return BinaryOp(k, [](auto x, auto y) {
+    using C = decltype(x);
+    if constexpr (std::is_floating_point_v<C>) {
+      return std::pow(x, y);
+    } else {
+      return std::pow(static_cast<double>(x), static_cast<double>(y));
+    }
+  });
+}
+
 Results Neg(const KernelArgs& k) {
   return UnaryOp(k, [](auto x) { return -x; });
 }
@@ -247,6 +260,7 @@ const std::vector<Entry>& PointwiseKernels() {
       {"aten.rsqrt.default", Rsqrt},
       {"aten.abs.default", Abs},
       {"aten.pow.Tensor_Scalar", PowScalar},
+      {"aten.pow.Tensor_Tensor", PowTensor},
       {"aten.maximum.default", Maximum},
       {"aten.minimum.default", Minimum},
       {"aten.where.self", Where},

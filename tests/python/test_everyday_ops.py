@@ -204,3 +204,15 @@ def test_cumsum():
     mask = ids.bool()
     got = aot_function(lambda m: m.cumsum(1) * m, server=_compare.server)(mask)
     assert torch.equal(got, mask.cumsum(1) * mask)
+
+
+def test_pow_of_two_tensors():
+    torch.manual_seed(0)
+    base = torch.cat([torch.rand(6) + 0.5, torch.tensor([0.0, 0.0, 2.0])]).requires_grad_()
+    exponent = torch.cat([torch.randn(6), torch.tensor([0.0, 2.0, 0.0])]).requires_grad_()
+    _compare(lambda x, e: torch.pow(x, e), base, exponent)
+    _compare(lambda x, e: x ** e, torch.rand(3, 4, requires_grad=True) + 0.1,
+             torch.randn(4, requires_grad=True))
+    ints = torch.tensor([2, 3, 4])
+    got = aot_function(lambda a, b: a ** b, server=_compare.server)(ints, torch.tensor([3, 2, 0]))
+    assert torch.equal(got, ints ** torch.tensor([3, 2, 0])) and got.dtype == torch.int64
