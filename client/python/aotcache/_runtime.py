@@ -19,6 +19,7 @@ Thread-safety: a CompiledEntry may run from several threads.
 """
 
 import json
+import os
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -61,11 +62,15 @@ def _view(base: torch.Tensor, meta, delta: int = 0) -> Optional[torch.Tensor]:
 
 
 _blas_threads = [0]  # what set_blas_threads was last given
+_BLAS_THREADS_FROM_ENV = bool(os.environ.get("OPENBLAS_NUM_THREADS"))
 
 
 def _follow_torch_threads() -> None:
     """Compiled code's matrix products use the threads torch may use
-    (torch.set_num_threads), as eager's operators do."""
+    (torch.set_num_threads), as eager's operators do, unless the process
+    set OpenBLAS's own (OPENBLAS_NUM_THREADS), which then rules both."""
+    if _BLAS_THREADS_FROM_ENV:
+        return
     n = torch.get_num_threads()
     if n != _blas_threads[0]:
         set_blas_threads(n)
