@@ -20,6 +20,8 @@ other):
 
     OPENBLAS_NUM_THREADS=1 PYTHONPATH=build/python /usr/bin/python3 bench/models.py
     ... bench/models.py --models cnn,gpt --steps 20 --rounds 3
+    ... bench/models.py --dropout 0.1   (the models' dropout layers on; the
+        compiled side draws its masks with Philox, so only times compare)
 
 It starts its own aotcached (AOTCACHED, else build/server/aotcached) with
 --backend=native on a unix socket in a temp dir.
@@ -44,7 +46,7 @@ import zoo  # noqa: E402
 
 def _workload(name):
     torch.manual_seed(0)
-    w = zoo.ZOO[name](0.0)
+    w = zoo.ZOO[name](float(os.environ.get("BENCH_DROPOUT", "0")))
     return w._replace(module=w.module.train())
 
 
@@ -110,14 +112,17 @@ def main():
     parser.add_argument("--models", default="mlp,cnn,resnet18,gpt,encoder,lstm")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--dropout", type=float, default=0.0,
+                        help="the probability of the models' dropout layers")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(run_worker(args.worker)))
         return
-    print("OPENBLAS_NUM_THREADS=%s; torch threads %d; %d steps per process, %d rounds"
-          % (os.environ.get("OPENBLAS_NUM_THREADS", "unset"), torch.get_num_threads(),
-             args.steps, args.rounds))
+    os.environ["BENCH_DROPOUT"] = str(args.dropout)
+    print("OPENBLAS_NUM_THREADS=%s; torch threads %d; %d steps per process, %d rounds; "
+          "dropout %g" % (os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
+                          torch.get_num_threads(), args.steps, args.rounds, args.dropout))
     binary = os.environ.get("AOTCACHED", os.path.join(ROOT, "build/server/aotcached"))
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XDG_CACHE_HOME"] = tmp
