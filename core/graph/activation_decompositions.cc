@@ -17,28 +17,26 @@ using decompositions_internal::InPlaceOf;
 using decompositions_internal::WrapDim;
 using Results = absl::StatusOr<std::vector<int>>;
 
-absl::StatusOr<int> Op(Decomposer& d, absl::string_view op,
-                       std::vector<BoundArg> args) {
-  return d.EmitOne(op, std::move(args));
-}
-
 // softplus(x, beta, threshold): x where x * beta > threshold, else
 // log1p(exp(x * beta)) / beta, whose exp reads min(x * beta, threshold).
 absl::StatusOr<int> SoftplusOf(Decomposer& d, const BoundArg& x, double beta,
                                double threshold) {
   AOTCACHE_ASSIGN_OR_RETURN(int bx,
-                            Op(d, "aten.mul.Scalar", {x, NumberArg(beta)}));
+                            d.EmitOne("aten.mul.Scalar", {x, NumberArg(beta)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int over, Op(d, "aten.gt.Scalar", {TensorArg(bx), NumberArg(threshold)}));
+      int over,
+      d.EmitOne("aten.gt.Scalar", {TensorArg(bx), NumberArg(threshold)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int capped, Op(d, "aten.where.self",
-                     {TensorArg(over), NumberArg(threshold), TensorArg(bx)}));
+      int capped,
+      d.EmitOne("aten.where.self",
+                {TensorArg(over), NumberArg(threshold), TensorArg(bx)}));
   AOTCACHE_ASSIGN_OR_RETURN(int e,
-                            Op(d, "aten.exp.default", {TensorArg(capped)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int l, Op(d, "aten.log1p.default", {TensorArg(e)}));
+                            d.EmitOne("aten.exp.default", {TensorArg(capped)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int l,
+                            d.EmitOne("aten.log1p.default", {TensorArg(e)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int soft, Op(d, "aten.div.Scalar", {TensorArg(l), NumberArg(beta)}));
-  return Op(d, "aten.where.self", {TensorArg(over), x, TensorArg(soft)});
+      int soft, d.EmitOne("aten.div.Scalar", {TensorArg(l), NumberArg(beta)}));
+  return d.EmitOne("aten.where.self", {TensorArg(over), x, TensorArg(soft)});
 }
 
 Results Softplus(Decomposer& d) {
@@ -51,10 +49,10 @@ Results Softplus(Decomposer& d) {
 
 // leaky_relu(x, slope): x where x > 0, else x * slope (a NaN stays NaN).
 Results LeakyRelu(Decomposer& d) {
-  AOTCACHE_ASSIGN_OR_RETURN(int pos,
-                            Op(d, "aten.gt.Scalar", {d.arg(0), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int pos, d.EmitOne("aten.gt.Scalar", {d.arg(0), NumberArg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(int scaled,
-                            Op(d, "aten.mul.Scalar", {d.arg(0), d.arg(1)}));
+                            d.EmitOne("aten.mul.Scalar", {d.arg(0), d.arg(1)}));
   return d.Emit("aten.where.self",
                 {TensorArg(pos), d.arg(0), TensorArg(scaled)});
 }
@@ -62,21 +60,21 @@ Results LeakyRelu(Decomposer& d) {
 // elu(x, alpha, scale, input_scale): x * scale where x > 0, else
 // expm1(x * input_scale) * alpha * scale, whose expm1 reads min(x, 0).
 Results EluOf(Decomposer& d, double alpha, double scale, double input_scale) {
-  AOTCACHE_ASSIGN_OR_RETURN(int pos,
-                            Op(d, "aten.gt.Scalar", {d.arg(0), NumberArg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int linear, Op(d, "aten.mul.Scalar", {d.arg(0), NumberArg(scale)}));
+      int pos, d.EmitOne("aten.gt.Scalar", {d.arg(0), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int linear, d.EmitOne("aten.mul.Scalar", {d.arg(0), NumberArg(scale)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int nonpos,
-      Op(d, "aten.where.self", {TensorArg(pos), NumberArg(0), d.arg(0)}));
+      d.EmitOne("aten.where.self", {TensorArg(pos), NumberArg(0), d.arg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int inner,
-      Op(d, "aten.mul.Scalar", {TensorArg(nonpos), NumberArg(input_scale)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int e,
-                            Op(d, "aten.expm1.default", {TensorArg(inner)}));
+      int inner, d.EmitOne("aten.mul.Scalar",
+                           {TensorArg(nonpos), NumberArg(input_scale)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int e, d.EmitOne("aten.expm1.default", {TensorArg(inner)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int curved,
-      Op(d, "aten.mul.Scalar", {TensorArg(e), NumberArg(alpha * scale)}));
+      d.EmitOne("aten.mul.Scalar", {TensorArg(e), NumberArg(alpha * scale)}));
   return d.Emit("aten.where.self",
                 {TensorArg(pos), TensorArg(linear), TensorArg(curved)});
 }
@@ -95,12 +93,12 @@ Results Celu(Decomposer& d) {
 // gradient is zero at the bounds, as torch's hardtanh_backward.
 Results Hardtanh(Decomposer& d) {
   AOTCACHE_ASSIGN_OR_RETURN(int high,
-                            Op(d, "aten.ge.Scalar", {d.arg(0), d.arg(2)}));
+                            d.EmitOne("aten.ge.Scalar", {d.arg(0), d.arg(2)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int upper,
-      Op(d, "aten.where.self", {TensorArg(high), d.arg(2), d.arg(0)}));
+      d.EmitOne("aten.where.self", {TensorArg(high), d.arg(2), d.arg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(int low,
-                            Op(d, "aten.le.Scalar", {d.arg(0), d.arg(1)}));
+                            d.EmitOne("aten.le.Scalar", {d.arg(0), d.arg(1)}));
   return d.Emit("aten.where.self",
                 {TensorArg(low), d.arg(1), TensorArg(upper)});
 }
@@ -109,19 +107,20 @@ Results Hardtanh(Decomposer& d) {
 // passing at the bounds: torch's hardswish_backward, x/3 + 0.5 on [-3, 3].
 Results Hardswish(Decomposer& d) {
   AOTCACHE_ASSIGN_OR_RETURN(
-      int t, Op(d, "aten.add.Scalar", {d.arg(0), NumberArg(3), NumberArg(1)}));
+      int t,
+      d.EmitOne("aten.add.Scalar", {d.arg(0), NumberArg(3), NumberArg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int below, Op(d, "aten.lt.Scalar", {TensorArg(t), NumberArg(0)}));
+      int below, d.EmitOne("aten.lt.Scalar", {TensorArg(t), NumberArg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int floor,
-      Op(d, "aten.where.self", {TensorArg(below), NumberArg(0), TensorArg(t)}));
+      int floor, d.EmitOne("aten.where.self",
+                           {TensorArg(below), NumberArg(0), TensorArg(t)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int above, Op(d, "aten.gt.Scalar", {TensorArg(floor), NumberArg(6)}));
+      int above, d.EmitOne("aten.gt.Scalar", {TensorArg(floor), NumberArg(6)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int c, Op(d, "aten.where.self",
-                {TensorArg(above), NumberArg(6), TensorArg(floor)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int xc,
-                            Op(d, "aten.mul.Tensor", {d.arg(0), TensorArg(c)}));
+      int c, d.EmitOne("aten.where.self",
+                       {TensorArg(above), NumberArg(6), TensorArg(floor)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int xc, d.EmitOne("aten.mul.Tensor", {d.arg(0), TensorArg(c)}));
   return d.Emit("aten.div.Scalar", {TensorArg(xc), NumberArg(6)});
 }
 
@@ -130,7 +129,7 @@ Results Hardswish(Decomposer& d) {
 Results Mish(Decomposer& d) {
   AOTCACHE_ASSIGN_OR_RETURN(int soft, SoftplusOf(d, d.arg(0), 1, 20));
   AOTCACHE_ASSIGN_OR_RETURN(int t,
-                            Op(d, "aten.tanh.default", {TensorArg(soft)}));
+                            d.EmitOne("aten.tanh.default", {TensorArg(soft)}));
   return d.Emit("aten.mul.Tensor", {d.arg(0), TensorArg(t)});
 }
 
@@ -138,14 +137,14 @@ Results Mish(Decomposer& d) {
 // torch's log_sigmoid_backward, which aotcache derives instead: zeros.
 Results LogSigmoidForward(Decomposer& d) {
   const Meta x = d.tensor(0);
-  AOTCACHE_ASSIGN_OR_RETURN(int neg, Op(d, "aten.neg.default", {d.arg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int neg, d.EmitOne("aten.neg.default", {d.arg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(int soft, SoftplusOf(d, TensorArg(neg), 1, 20));
   AOTCACHE_ASSIGN_OR_RETURN(int out,
-                            Op(d, "aten.neg.default", {TensorArg(soft)}));
+                            d.EmitOne("aten.neg.default", {TensorArg(soft)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int buffer, Op(d, "aten.full.default",
-                     {IntsArg(x.shape), NumberArg(0), DTypeArg(x.dtype),
-                      NoneArg(), NoneArg(), NoneArg()}));
+      int buffer, d.EmitOne("aten.full.default",
+                            {IntsArg(x.shape), NumberArg(0), DTypeArg(x.dtype),
+                             NoneArg(), NoneArg(), NoneArg()}));
   return std::vector<int>{out, buffer};
 }
 
@@ -163,13 +162,13 @@ Results Prelu(Decomposer& d) {
     std::vector<int64_t> shape(x.dim() - 1, 1);
     shape[0] = w.numel();
     AOTCACHE_ASSIGN_OR_RETURN(
-        int seen, Op(d, "aten.view.default", {d.arg(1), IntsArg(shape)}));
+        int seen, d.EmitOne("aten.view.default", {d.arg(1), IntsArg(shape)}));
     weight = TensorArg(seen);
   }
-  AOTCACHE_ASSIGN_OR_RETURN(int pos,
-                            Op(d, "aten.gt.Scalar", {d.arg(0), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int pos, d.EmitOne("aten.gt.Scalar", {d.arg(0), NumberArg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(int scaled,
-                            Op(d, "aten.mul.Tensor", {d.arg(0), weight}));
+                            d.EmitOne("aten.mul.Tensor", {d.arg(0), weight}));
   return d.Emit("aten.where.self",
                 {TensorArg(pos), d.arg(0), TensorArg(scaled)});
 }
@@ -185,13 +184,14 @@ Results Glu(Decomposer& d) {
                                          ": the size must be even"));
   }
   AOTCACHE_ASSIGN_OR_RETURN(
-      int a, Op(d, "aten.slice.Tensor",
-                {d.arg(0), IntArg(dim), IntArg(0), IntArg(n / 2), IntArg(1)}));
+      int a, d.EmitOne("aten.slice.Tensor", {d.arg(0), IntArg(dim), IntArg(0),
+                                             IntArg(n / 2), IntArg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int b, Op(d, "aten.slice.Tensor",
+      int b,
+      d.EmitOne("aten.slice.Tensor",
                 {d.arg(0), IntArg(dim), IntArg(n / 2), IntArg(n), IntArg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(int gate,
-                            Op(d, "aten.sigmoid.default", {TensorArg(b)}));
+                            d.EmitOne("aten.sigmoid.default", {TensorArg(b)}));
   return d.Emit("aten.mul.Tensor", {TensorArg(a), TensorArg(gate)});
 }
 

@@ -22,6 +22,16 @@ absl::Status ArgError(absl::string_view name, absl::string_view detail) {
       absl::StrCat("argument '", name, "': ", detail));
 }
 
+absl::StatusOr<std::vector<int>> ReduceLoss(Decomposer& d, int loss,
+                                            const BoundArg& reduction) {
+  if (reduction.i < 0 || reduction.i > 2) {
+    return ArgError("reduction", "must be 0 (none), 1 (mean) or 2 (sum)");
+  }
+  if (reduction.i == 0) return std::vector<int>{loss};
+  return d.Emit(reduction.i == 1 ? "aten.mean.default" : "aten.sum.default",
+                {TensorArg(loss), NoneArg()});
+}
+
 absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
                                 int64_t rank) {
   int64_t r = std::max<int64_t>(rank, 1);

@@ -62,6 +62,10 @@ const std::vector<Decomposition>& Decompositions();
 namespace decompositions_internal {
 // InvalidArgument naming argument `name`.
 absl::Status ArgError(absl::string_view name, absl::string_view detail);
+// A loss's elements reduced by argument `reduction` (0 none, 1 mean, 2
+// sum); InvalidArgument naming it for any other value.
+absl::StatusOr<std::vector<int>> ReduceLoss(Decomposer& d, int loss,
+                                            const BoundArg& reduction);
 // The in-place form of the functional decomposition `Functional` (same
 // arguments): its result copied into self (copy_), which it returns.
 template <DecomposeFn Functional>

@@ -15,51 +15,40 @@ namespace aotcache {
 namespace {
 
 using decompositions_internal::ArgError;
+using decompositions_internal::ReduceLoss;
 using Results = absl::StatusOr<std::vector<int>>;
-
-absl::StatusOr<int> Op(Decomposer& d, absl::string_view op,
-                       std::vector<BoundArg> args) {
-  return d.EmitOne(op, std::move(args));
-}
-
-// loss reduced by `reduction` (0 none, 1 mean, 2 sum).
-Results Reduce(Decomposer& d, int loss, const BoundArg& reduction) {
-  if (reduction.i < 0 || reduction.i > 2) {
-    return ArgError("reduction", "must be 0 (none), 1 (mean) or 2 (sum)");
-  }
-  if (reduction.i == 0) return std::vector<int>{loss};
-  return d.Emit(reduction.i == 1 ? "aten.mean.default" : "aten.sum.default",
-                {TensorArg(loss), NoneArg()});
-}
 
 // |x - y| < bound ? quadratic : linear, for smooth_l1 and huber:
 // quadratic = q * d^2, linear = l * (|d| - c).
 Results Piecewise(Decomposer& d, double bound, double q, double l, double c) {
   AOTCACHE_ASSIGN_OR_RETURN(
-      int diff, Op(d, "aten.sub.Tensor", {d.arg(0), d.arg(1), NumberArg(1)}));
+      int diff,
+      d.EmitOne("aten.sub.Tensor", {d.arg(0), d.arg(1), NumberArg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(int abs,
-                            Op(d, "aten.abs.default", {TensorArg(diff)}));
+                            d.EmitOne("aten.abs.default", {TensorArg(diff)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int shifted,
-      Op(d, "aten.sub.Scalar", {TensorArg(abs), NumberArg(c), NumberArg(1)}));
+      int shifted, d.EmitOne("aten.sub.Scalar",
+                             {TensorArg(abs), NumberArg(c), NumberArg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int linear, Op(d, "aten.mul.Scalar", {TensorArg(shifted), NumberArg(l)}));
+      int linear,
+      d.EmitOne("aten.mul.Scalar", {TensorArg(shifted), NumberArg(l)}));
   int loss = linear;
   if (bound > 0) {
     AOTCACHE_ASSIGN_OR_RETURN(
         int square,
-        Op(d, "aten.mul.Tensor", {TensorArg(diff), TensorArg(diff)}));
+        d.EmitOne("aten.mul.Tensor", {TensorArg(diff), TensorArg(diff)}));
     AOTCACHE_ASSIGN_OR_RETURN(
         int quadratic,
-        Op(d, "aten.mul.Scalar", {TensorArg(square), NumberArg(q)}));
+        d.EmitOne("aten.mul.Scalar", {TensorArg(square), NumberArg(q)}));
     AOTCACHE_ASSIGN_OR_RETURN(
         int inside,
-        Op(d, "aten.lt.Scalar", {TensorArg(abs), NumberArg(bound)}));
+        d.EmitOne("aten.lt.Scalar", {TensorArg(abs), NumberArg(bound)}));
     AOTCACHE_ASSIGN_OR_RETURN(
-        loss, Op(d, "aten.where.self",
-                 {TensorArg(inside), TensorArg(quadratic), TensorArg(linear)}));
+        loss,
+        d.EmitOne("aten.where.self", {TensorArg(inside), TensorArg(quadratic),
+                                      TensorArg(linear)}));
   }
-  return Reduce(d, loss, d.arg(2));
+  return ReduceLoss(d, loss, d.arg(2));
 }
 
 // smooth_l1_loss(x, y, reduction, beta): 0.5 d^2 / beta where |d| < beta,
@@ -80,17 +69,18 @@ Results Huber(Decomposer& d) {
 
 // max(log(v), -100), as torch clamps binary_cross_entropy's logs.
 absl::StatusOr<int> ClampedLog(Decomposer& d, const BoundArg& v) {
-  AOTCACHE_ASSIGN_OR_RETURN(int log, Op(d, "aten.log.default", {v}));
+  AOTCACHE_ASSIGN_OR_RETURN(int log, d.EmitOne("aten.log.default", {v}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int low, Op(d, "aten.lt.Scalar", {TensorArg(log), NumberArg(-100)}));
-  return Op(d, "aten.where.self",
-            {TensorArg(low), NumberArg(-100), TensorArg(log)});
+      int low, d.EmitOne("aten.lt.Scalar", {TensorArg(log), NumberArg(-100)}));
+  return d.EmitOne("aten.where.self",
+                   {TensorArg(low), NumberArg(-100), TensorArg(log)});
 }
 
 // 1 - v.
 absl::StatusOr<int> OneMinus(Decomposer& d, const BoundArg& v) {
-  AOTCACHE_ASSIGN_OR_RETURN(int neg, Op(d, "aten.neg.default", {v}));
-  return Op(d, "aten.add.Scalar", {TensorArg(neg), NumberArg(1), NumberArg(1)});
+  AOTCACHE_ASSIGN_OR_RETURN(int neg, d.EmitOne("aten.neg.default", {v}));
+  return d.EmitOne("aten.add.Scalar",
+                   {TensorArg(neg), NumberArg(1), NumberArg(1)});
 }
 
 // binary_cross_entropy(x, y, weight?, reduction):
@@ -104,43 +94,46 @@ Results BinaryCrossEntropy(Decomposer& d) {
   AOTCACHE_ASSIGN_OR_RETURN(int log_1x, ClampedLog(d, TensorArg(one_minus_x)));
   AOTCACHE_ASSIGN_OR_RETURN(int one_minus_y, OneMinus(d, d.arg(1)));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int a, Op(d, "aten.mul.Tensor", {d.arg(1), TensorArg(log_x)}));
+      int a, d.EmitOne("aten.mul.Tensor", {d.arg(1), TensorArg(log_x)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int b,
-      Op(d, "aten.mul.Tensor", {TensorArg(one_minus_y), TensorArg(log_1x)}));
+      int b, d.EmitOne("aten.mul.Tensor",
+                       {TensorArg(one_minus_y), TensorArg(log_1x)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int sum,
-      Op(d, "aten.add.Tensor", {TensorArg(a), TensorArg(b), NumberArg(1)}));
+      d.EmitOne("aten.add.Tensor", {TensorArg(a), TensorArg(b), NumberArg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(int loss,
-                            Op(d, "aten.neg.default", {TensorArg(sum)}));
+                            d.EmitOne("aten.neg.default", {TensorArg(sum)}));
   if (!d.arg(2).is_none()) {
     AOTCACHE_ASSIGN_OR_RETURN(
-        loss, Op(d, "aten.mul.Tensor", {TensorArg(loss), d.arg(2)}));
+        loss, d.EmitOne("aten.mul.Tensor", {TensorArg(loss), d.arg(2)}));
     if (d.meta(loss).shape != d.tensor(0).shape) {
       return ArgError("weight", "must broadcast to the input's shape");
     }
   }
-  return Reduce(d, loss, d.arg(3));
+  return ReduceLoss(d, loss, d.arg(3));
 }
 
 // xlogy(x, y) = x * l, l = log(y) except where x is 0 and log(y) infinite
 // (there 0): 0 where x is 0, NaN where y is NaN, and torch's gradients:
 // log(y) for x (also at x = 0), x / y for y.
 Results Xlogy(Decomposer& d) {
-  AOTCACHE_ASSIGN_OR_RETURN(int log, Op(d, "aten.log.default", {d.arg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int log, d.EmitOne("aten.log.default", {d.arg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(int abs,
-                            Op(d, "aten.abs.default", {TensorArg(log)}));
+                            d.EmitOne("aten.abs.default", {TensorArg(log)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int infinite,
-      Op(d, "aten.eq.Scalar",
-         {TensorArg(abs), NumberArg(std::numeric_limits<double>::infinity())}));
+      d.EmitOne("aten.eq.Scalar",
+                {TensorArg(abs),
+                 NumberArg(std::numeric_limits<double>::infinity())}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int finite_log, Op(d, "aten.where.self",
-                         {TensorArg(infinite), NumberArg(0), TensorArg(log)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int zero,
-                            Op(d, "aten.eq.Scalar", {d.arg(0), NumberArg(0)}));
+      int finite_log,
+      d.EmitOne("aten.where.self",
+                {TensorArg(infinite), NumberArg(0), TensorArg(log)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int l, Op(d, "aten.where.self",
+      int zero, d.EmitOne("aten.eq.Scalar", {d.arg(0), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int l,
+      d.EmitOne("aten.where.self",
                 {TensorArg(zero), TensorArg(finite_log), TensorArg(log)}));
   return d.Emit("aten.mul.Tensor", {d.arg(0), TensorArg(l)});
 }
@@ -148,8 +141,8 @@ Results Xlogy(Decomposer& d) {
 // std.correction = sqrt(var.correction), as torch computes it.
 Results Std(Decomposer& d) {
   AOTCACHE_ASSIGN_OR_RETURN(
-      int var,
-      Op(d, "aten.var.correction", {d.arg(0), d.arg(1), d.arg(2), d.arg(3)}));
+      int var, d.EmitOne("aten.var.correction",
+                         {d.arg(0), d.arg(1), d.arg(2), d.arg(3)}));
   return d.Emit("aten.sqrt.default", {TensorArg(var)});
 }
 
@@ -164,7 +157,8 @@ Results PNorm(Decomposer& d, double p, BoundArg dim, const BoundArg& keepdim) {
   }
   if (p == 1 || std::isinf(p)) {
     if (std::isinf(p) && p < 0) return ArgError("p", "-inf is not supported");
-    AOTCACHE_ASSIGN_OR_RETURN(int abs, Op(d, "aten.abs.default", {d.arg(0)}));
+    AOTCACHE_ASSIGN_OR_RETURN(int abs,
+                              d.EmitOne("aten.abs.default", {d.arg(0)}));
     if (p == 1) {
       return d.Emit("aten.sum.dim_IntList",
                     {TensorArg(abs), dim, keepdim, NoneArg()});
@@ -177,17 +171,17 @@ Results PNorm(Decomposer& d, double p, BoundArg dim, const BoundArg& keepdim) {
         absl::StrCat("the ", p, "-norm is not supported (1, 2 and inf are)"));
   }
   AOTCACHE_ASSIGN_OR_RETURN(int square,
-                            Op(d, "aten.mul.Tensor", {d.arg(0), d.arg(0)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int sum,
-                            Op(d, "aten.sum.dim_IntList",
-                               {TensorArg(square), dim, keepdim, NoneArg()}));
+                            d.EmitOne("aten.mul.Tensor", {d.arg(0), d.arg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int zero, Op(d, "aten.eq.Scalar", {TensorArg(sum), NumberArg(0)}));
+      int sum, d.EmitOne("aten.sum.dim_IntList",
+                         {TensorArg(square), dim, keepdim, NoneArg()}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int safe, Op(d, "aten.where.self",
-                   {TensorArg(zero), NumberArg(1), TensorArg(sum)}));
+      int zero, d.EmitOne("aten.eq.Scalar", {TensorArg(sum), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int safe, d.EmitOne("aten.where.self",
+                          {TensorArg(zero), NumberArg(1), TensorArg(sum)}));
   AOTCACHE_ASSIGN_OR_RETURN(int root,
-                            Op(d, "aten.sqrt.default", {TensorArg(safe)}));
+                            d.EmitOne("aten.sqrt.default", {TensorArg(safe)}));
   return d.Emit("aten.where.self",
                 {TensorArg(zero), NumberArg(0), TensorArg(root)});
 }

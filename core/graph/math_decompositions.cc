@@ -16,6 +16,7 @@ namespace {
 
 using decompositions_internal::ArgError;
 using decompositions_internal::InPlaceOf;
+using decompositions_internal::ReduceLoss;
 using decompositions_internal::WrapDim;
 using Results = absl::StatusOr<std::vector<int>>;
 
@@ -270,9 +271,7 @@ Results BceWithLogits(Decomposer& d) {
   if (d.meta(loss).shape != x.shape) {
     return ArgError("weight", "weights must broadcast to the input's shape");
   }
-  if (reduction == 0) return std::vector<int>{loss};
-  return d.Emit(reduction == 1 ? "aten.mean.default" : "aten.sum.default",
-                {TensorArg(loss), NoneArg()});
+  return ReduceLoss(d, loss, d.arg(4));
 }
 
 }  // namespace

@@ -12,11 +12,6 @@ namespace {
 using decompositions_internal::ArgError;
 using Results = absl::StatusOr<std::vector<int>>;
 
-absl::StatusOr<int> Op(Decomposer& d, absl::string_view op,
-                       std::vector<BoundArg> args) {
-  return d.EmitOne(op, std::move(args));
-}
-
 // native_group_norm(input, weight?, bias?, N, C, HxW, group, eps).
 Results NativeGroupNorm(Decomposer& d) {
   const Meta x = d.tensor(0);
@@ -38,49 +33,53 @@ Results NativeGroupNorm(Decomposer& d) {
   BoundArg input = d.arg(0);
   if (!x.IsContiguous()) {
     AOTCACHE_ASSIGN_OR_RETURN(
-        int dense, Op(d, "aten.clone.default",
-                      {input, StringArg("torch.contiguous_format")}));
+        int dense, d.EmitOne("aten.clone.default",
+                             {input, StringArg("torch.contiguous_format")}));
     input = TensorArg(dense);
   }
   AOTCACHE_ASSIGN_OR_RETURN(
       int grouped,
-      Op(d, "aten.view.default", {input, IntsArg({n, g, c / g * hw})}));
-  AOTCACHE_ASSIGN_OR_RETURN(int mean, Op(d, "aten.mean.dim",
-                                         {TensorArg(grouped), IntsArg({2}),
-                                          BoolArg(true), NoneArg()}));
-  AOTCACHE_ASSIGN_OR_RETURN(int var, Op(d, "aten.var.correction",
-                                        {TensorArg(grouped), IntsArg({2}),
-                                         IntArg(0), BoolArg(true)}));
+      d.EmitOne("aten.view.default", {input, IntsArg({n, g, c / g * hw})}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int mean, d.EmitOne("aten.mean.dim", {TensorArg(grouped), IntsArg({2}),
+                                            BoolArg(true), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int var,
+      d.EmitOne("aten.var.correction",
+                {TensorArg(grouped), IntsArg({2}), IntArg(0), BoolArg(true)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int shifted,
-      Op(d, "aten.add.Scalar", {TensorArg(var), d.arg(7), NumberArg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int rstd,
-                            Op(d, "aten.rsqrt.default", {TensorArg(shifted)}));
+      d.EmitOne("aten.add.Scalar", {TensorArg(var), d.arg(7), NumberArg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int centered, Op(d, "aten.sub.Tensor",
-                       {TensorArg(grouped), TensorArg(mean), NumberArg(1)}));
+      int rstd, d.EmitOne("aten.rsqrt.default", {TensorArg(shifted)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int centered,
+      d.EmitOne("aten.sub.Tensor",
+                {TensorArg(grouped), TensorArg(mean), NumberArg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int normed,
-      Op(d, "aten.mul.Tensor", {TensorArg(centered), TensorArg(rstd)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int out, Op(d, "aten.view.default",
-                                        {TensorArg(normed), IntsArg(x.shape)}));
+      d.EmitOne("aten.mul.Tensor", {TensorArg(centered), TensorArg(rstd)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int out,
+      d.EmitOne("aten.view.default", {TensorArg(normed), IntsArg(x.shape)}));
   std::vector<int64_t> per_channel(x.dim() - 1, 1);
   per_channel[0] = c;
   const char* affine[] = {"aten.mul.Tensor", "aten.add.Tensor"};
   for (int k : {1, 2}) {
     if (d.arg(k).is_none()) continue;
     AOTCACHE_ASSIGN_OR_RETURN(
-        int seen, Op(d, "aten.view.default", {d.arg(k), IntsArg(per_channel)}));
+        int seen,
+        d.EmitOne("aten.view.default", {d.arg(k), IntsArg(per_channel)}));
     std::vector<BoundArg> args = {TensorArg(out), TensorArg(seen)};
     if (k == 2) args.push_back(NumberArg(1));
-    AOTCACHE_ASSIGN_OR_RETURN(out, Op(d, affine[k - 1], std::move(args)));
+    AOTCACHE_ASSIGN_OR_RETURN(out, d.EmitOne(affine[k - 1], std::move(args)));
   }
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int mean_ng,
-      Op(d, "aten._unsafe_view.default", {TensorArg(mean), IntsArg({n, g})}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int rstd_ng,
-      Op(d, "aten._unsafe_view.default", {TensorArg(rstd), IntsArg({n, g})}));
+  AOTCACHE_ASSIGN_OR_RETURN(int mean_ng,
+                            d.EmitOne("aten._unsafe_view.default",
+                                      {TensorArg(mean), IntsArg({n, g})}));
+  AOTCACHE_ASSIGN_OR_RETURN(int rstd_ng,
+                            d.EmitOne("aten._unsafe_view.default",
+                                      {TensorArg(rstd), IntsArg({n, g})}));
   return std::vector<int>{out, mean_ng, rstd_ng};
 }
 
