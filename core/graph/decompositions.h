@@ -91,7 +91,8 @@ const std::vector<Decomposition>& ActivationDecompositions();
 const std::vector<Decomposition>& ReshapingDecompositions();
 // native_group_norm (norm_decompositions.cc).
 const std::vector<Decomposition>& NormDecompositions();
-// smooth_l1_loss, huber_loss, binary_cross_entropy, xlogy, std, norm,
+// smooth_l1_loss, huber_loss, binary_cross_entropy, xlogy, nll_loss2d,
+// std, norm,
 // linalg_vector_norm (loss_decompositions.cc).
 const std::vector<Decomposition>& LossDecompositions();
 }  // namespace decompositions_internal

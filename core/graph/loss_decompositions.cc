@@ -1,6 +1,7 @@
 // The decompositions of losses and norms (decompositions.h): smooth_l1_loss,
-// huber_loss, binary_cross_entropy, xlogy (kl_div's), std and norm (p = 1,
-// 2 or inf). Each computes torch's formula; gradients are those of the
+// huber_loss, binary_cross_entropy, xlogy (kl_div's), nll_loss2d (cross
+// entropy over images), std, norm and linalg_vector_norm (p = 1, 2 or
+// inf). Each computes torch's formula; gradients are those of the
 // formula, which are torch's, with the same care at the points where a
 // naive formula's gradient is not finite (xlogy at x = 0, the 2-norm of
 // zeros: 0, as torch's).
@@ -138,6 +139,48 @@ Results Xlogy(Decomposer& d) {
   return d.Emit("aten.mul.Tensor", {d.arg(0), TensorArg(l)});
 }
 
+// nll_loss2d_forward(self (N, C, H, W), target (N, H, W), weight?,
+// reduction, ignore_index): nll_loss_forward over the pixels, self seen as
+// (N H W, C) (channels last, made contiguous) and target as (N H W); a
+// result per pixel (reduction none) seen as (N, H, W) again.
+Results NllLoss2d(Decomposer& d) {
+  const Meta self = d.tensor(0), target = d.tensor(1);
+  if (self.dim() != 4 || target.dim() != 3 ||
+      target.shape[0] != self.shape[0] || target.shape[1] != self.shape[2] ||
+      target.shape[2] != self.shape[3]) {
+    return ArgError("target", "must be (N, H, W) for an input (N, C, H, W)");
+  }
+  const int64_t pixels = self.shape[0] * self.shape[2] * self.shape[3];
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int last,
+      d.EmitOne("aten.permute.default", {d.arg(0), IntsArg({0, 2, 3, 1})}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int dense,
+      d.EmitOne("aten.clone.default",
+                {TensorArg(last), StringArg("torch.contiguous_format")}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int rows,
+      d.EmitOne("aten._unsafe_view.default",
+                {TensorArg(dense), IntsArg({pixels, self.shape[1]})}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int dense_target,
+      d.EmitOne("aten.clone.default",
+                {d.arg(1), StringArg("torch.contiguous_format")}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int flat_target, d.EmitOne("aten._unsafe_view.default",
+                                 {TensorArg(dense_target), IntsArg({pixels})}));
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> loss,
+                            d.Emit("aten.nll_loss_forward.default",
+                                   {TensorArg(rows), TensorArg(flat_target),
+                                    d.arg(2), d.arg(3), d.arg(4)}));
+  if (d.arg(3).i == 0) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        loss[0], d.EmitOne("aten._unsafe_view.default",
+                           {TensorArg(loss[0]), IntsArg(target.shape)}));
+  }
+  return loss;
+}
+
 // std.correction = sqrt(var.correction), as torch computes it.
 Results Std(Decomposer& d) {
   AOTCACHE_ASSIGN_OR_RETURN(
@@ -211,6 +254,9 @@ const std::vector<Decomposition>& LossDecompositions() {
        "int reduction=Mean) -> Tensor",
        BinaryCrossEntropy},
       {"xlogy.Tensor(Tensor self, Tensor other) -> Tensor", Xlogy},
+      {"nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int "
+       "reduction, SymInt ignore_index) -> (Tensor, Tensor)",
+       NllLoss2d},
       {"std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, "
        "bool keepdim=False) -> Tensor",
        Std},

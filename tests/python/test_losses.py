@@ -64,3 +64,39 @@ def test_a_weight_that_requires_grad_is_refused_as_in_eager():
     with pytest.raises(RuntimeError, match="weight"):
         aot_function(lambda x, t, w: F.nll_loss(x, t, weight=w),
                      server=_compare.server)(x, torch.tensor([0, 1]), w)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_with_label_smoothing(reduction, weighted):
+    """torch traces it to masked_select (a data-dependent shape); aotcache
+    traces the same formula in ops of static shape (traceable_ops.py)."""
+    torch.manual_seed(0)
+    x = torch.randn(6, 5, requires_grad=True)
+    target = torch.tensor([0, 2, 4, -100, 1, 3])
+    weight = torch.rand(5) + 0.5 if weighted else None
+    _compare(lambda x, t: F.cross_entropy(x, t, weight=weight, reduction=reduction,
+                                          label_smoothing=0.1), x, target)
+    images = torch.randn(2, 5, 3, 3, requires_grad=True)
+    _compare(lambda x: torch.nn.CrossEntropyLoss(weight=weight, reduction=reduction,
+                                                 label_smoothing=0.2)(x.mean((2, 3)),
+                                                                      target[:2].abs()),
+             images)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_cross_entropy_over_images(reduction):
+    """Segmentation: a class per pixel (nll_loss2d), with weights and an
+    ignored label, and label smoothing on top."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 3, 5, requires_grad=True)
+    target = torch.randint(0, 4, (2, 3, 5))
+    target[0, 1, 2] = 255
+    weight = torch.rand(4) + 0.5
+    _compare(lambda x, t: F.cross_entropy(x, t, reduction=reduction, ignore_index=255), x,
+             target)
+    _compare(lambda x, t: F.cross_entropy(x, t, weight=weight, reduction=reduction,
+                                          ignore_index=255), x, target)
+    _compare(lambda x, t: F.cross_entropy(x.permute(0, 1, 3, 2), t.transpose(1, 2),
+                                          reduction=reduction, ignore_index=255,
+                                          label_smoothing=0.1), x, target)

@@ -39,6 +39,8 @@ from torch.fx.experimental import proxy_tensor as _proxy_tensor
 from torch.fx.experimental.proxy_tensor import make_fx as _make_fx
 from torch.overrides import TorchFunctionMode
 
+from . import traceable_ops
+
 
 class ExportError(ValueError):
     """The function or its arguments cannot be expressed as an aotcache Graph."""
@@ -148,6 +150,9 @@ class _RefuseUnrecorded(TorchFunctionMode):
         if func == _SET_DATA:
             raise ExportError("assigning Tensor.data inside the function is not "
                               "recorded by make_fx")
+        traceable = traceable_ops.replacement(func, args, kwargs)
+        if traceable is not None:
+            return traceable
         if func is torch.Tensor.register_hook:
             raise ExportError("Tensor.register_hook inside the function: the compiled "
                               "backward would never call the hook; register it on an "
