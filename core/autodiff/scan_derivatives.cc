@@ -36,10 +36,25 @@ void Cumsum(C& c) {
   c.SetGrad(0, g);
 }
 
+// sort and topk: each value's gradient back where it came from,
+// scatter_add of the gradient at the indices into zeros (torch's
+// value_selecting_reduction_backward).
+void Sorted(C& c, int dim_arg) {
+  if (!c.needs(0) || !c.grad(0).has_value()) return;
+  int zeros = c.Zeros(c.InputMeta(0));
+  c.SetGrad(
+      0, c.Op("aten.scatter_add.default", {T(zeros), IntArg(c.arg(dim_arg).i),
+                                           T(c.Result(1)), T(*c.grad(0))}));
+}
+void Sort(C& c) { Sorted(c, 1); }
+void Topk(C& c) { Sorted(c, 2); }
+
 }  // namespace
 
 void AddScanDerivatives(DerivativeRules* rules) {
-  rules->insert({{"aten.cumsum.default", Cumsum}});
+  rules->insert({{"aten.cumsum.default", Cumsum},
+                 {"aten.sort.default", Sort},
+                 {"aten.topk.default", Topk}});
 }
 
 }  // namespace aotcache

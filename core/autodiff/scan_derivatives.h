@@ -1,5 +1,5 @@
-// Derivative rules of scans (cumsum), added to the table by
-// AddScanDerivatives. Formulas follow PyTorch's derivatives.yaml.
+// Derivative rules of scans and sorts (cumsum, sort, topk), added to the
+// table by AddScanDerivatives. Formulas follow PyTorch's derivatives.yaml.
 // Thread-safety: rules are pure; the table is built once.
 #ifndef AOTCACHE_CORE_AUTODIFF_SCAN_DERIVATIVES_H_
 #define AOTCACHE_CORE_AUTODIFF_SCAN_DERIVATIVES_H_

@@ -166,6 +166,12 @@ const Row kRows[] = {
      infer::Softmax},
     {"cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
      infer::Cumsum},
+    {"sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor, "
+     "Tensor)",
+     infer::Sort, kFirstResultOnly},
+    {"topk(Tensor self, int k, int dim=-1, bool largest=True, bool "
+     "sorted=True) -> (Tensor, Tensor)",
+     infer::Topk, kFirstResultOnly},
     {"_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor",
      infer::Softmax},
     {"native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? "

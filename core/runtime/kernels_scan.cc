@@ -1,7 +1,12 @@
-// Kernels of scans: cumsum along a dim, accumulated in double for floats
-// and in int64 for integers (torch's CPU accumulation types), each partial
-// sum stored in the result's dtype.
+// Kernels of scans and sorts: cumsum along a dim, accumulated in double for
+// floats and in int64 for integers (torch's CPU accumulation types), each
+// partial sum stored in the result's dtype; sort and topk along a dim, a
+// stable sort that puts NaN above every number, as torch's CPU sort (topk
+// takes its first k: on ties it may pick other indices than torch).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <numeric>
 #include <type_traits>
 #include <vector>
 
@@ -43,6 +48,60 @@ Results Cumsum(const KernelArgs& k) {
   return std::vector<Tensor>{out};
 }
 
+// values, indices of each row of self along `dim`: the first `keep` of its
+// elements in order (descending or ascending).
+Results SortRows(const KernelArgs& k, int64_t dim, bool descending,
+                 int64_t keep) {
+  const Tensor& in = k.tensor(0);
+  Tensor values = k.NewResult(0), indices = k.NewResult(1);
+  const Meta& a = in.meta();
+  const Meta& v = values.meta();
+  const Meta& ix = indices.meta();
+  if (dim < 0) dim += std::max<int64_t>(a.dim(), 1);
+  std::vector<int64_t> outer = a.shape;
+  int64_t len = a.dim() == 0 ? 1 : a.shape[dim];
+  int64_t in_step = a.dim() == 0 ? 0 : a.stride[dim];
+  int64_t v_step = v.dim() == 0 ? 0 : v.stride[dim];
+  int64_t ix_step = ix.dim() == 0 ? 0 : ix.stride[dim];
+  if (a.dim() > 0) outer[dim] = 1;
+  std::vector<double> row(len);
+  std::vector<int64_t> order(len);
+  auto before = [&](int64_t p, int64_t q) {
+    double x = row[p], y = row[q];
+    if (std::isnan(x) || std::isnan(y))
+      return descending ? !std::isnan(y) : !std::isnan(x) && std::isnan(y);
+    return descending ? x > y : x < y;
+  };
+  ForEachIndex(outer, {a.stride, v.stride, ix.stride},
+               {a.offset, v.offset, ix.offset}, [&](const int64_t* pos) {
+                 for (int64_t i = 0; i < len; ++i) {
+                   row[i] = LoadAs<double>(in.storage_data(), in.dtype(),
+                                           pos[0] + i * in_step);
+                 }
+                 std::iota(order.begin(), order.end(), 0);
+                 std::stable_sort(order.begin(), order.end(), before);
+                 for (int64_t i = 0; i < keep; ++i) {
+                   StoreFrom<double>(values.storage_data(), v.dtype,
+                                     pos[1] + i * v_step, row[order[i]]);
+                   StoreFrom<int64_t>(indices.storage_data(), ix.dtype,
+                                      pos[2] + i * ix_step, order[i]);
+                 }
+               });
+  return std::vector<Tensor>{values, indices};
+}
+
+Results Sort(const KernelArgs& k) {
+  const Meta& a = k.tensor(0).meta();
+  int64_t dim = k.arg(1).i;
+  int64_t len = a.dim() == 0 ? 1 : a.shape[dim < 0 ? dim + a.dim() : dim];
+  return SortRows(k, dim, k.arg(2).b, len);
+}
+
+// topk(self, k, dim, largest, sorted): always sorted.
+Results Topk(const KernelArgs& k) {
+  return SortRows(k, k.arg(2).i, k.arg(3).b, k.arg(1).i);
+}
+
 }  // namespace
 
 namespace kernels {
@@ -50,6 +109,8 @@ namespace kernels {
 const std::vector<Entry>& ScanKernels() {
   static const auto* table = new std::vector<Entry>{
       {"aten.cumsum.default", Cumsum},
+      {"aten.sort.default", Sort},
+      {"aten.topk.default", Topk},
   };
   return *table;
 }

@@ -216,3 +216,24 @@ def test_pow_of_two_tensors():
     ints = torch.tensor([2, 3, 4])
     got = aot_function(lambda a, b: a ** b, server=_compare.server)(ints, torch.tensor([3, 2, 0]))
     assert torch.equal(got, ints ** torch.tensor([3, 2, 0])) and got.dtype == torch.int64
+
+
+def test_sort_topk_argsort():
+    torch.manual_seed(0)
+    x = torch.randn(4, 7, requires_grad=True)
+    _compare(lambda x: torch.sort(x, 1)[0], x)
+    _compare(lambda x: torch.sort(x, 0, descending=True)[0] * 2, x)
+    _compare(lambda x: torch.topk(x, 3, 1)[0], x)
+    _compare(lambda x: torch.topk(x, 2, 0, largest=False)[0], x)
+    g = aot_function(lambda x: (torch.sort(x, 1)[1], x.argsort(1, descending=True),
+                                torch.topk(x, 3)[1]), server=_compare.server)
+    got, want = g(x), (torch.sort(x, 1)[1], x.argsort(1, descending=True), torch.topk(x, 3)[1])
+    assert all(torch.equal(a, b) for a, b in zip(got, want))
+    # Ties and NaN: a stable sort with NaN above every number, as torch's.
+    ties = torch.tensor([1.0, 1.0, 1.0, 0.0, 1.0, float("nan"), 2.0])
+    for descending in (False, True):
+        got = aot_function(lambda t: torch.sort(t, descending=descending),
+                           server=_compare.server)(ties)
+        want = torch.sort(ties, descending=descending)
+        assert torch.equal(got[1], want[1])
+        torch.testing.assert_close(got[0], want[0], equal_nan=True)
