@@ -227,7 +227,7 @@ class CompiledEntry:
     def _replay_outputs(self, inputs, user, bases, deltas) -> List[torch.Tensor]:
         outs: List[Optional[torch.Tensor]] = [None] * self.num_user
         # Per output: where the memory the trace saw it in begins in its
-        # storage (an input's delta for a view of a rebased input).
+        # storage (an input's origin for a view of that input).
         out_deltas = [0] * self.num_user
         for j, info in enumerate(self.outputs):
             kind = info["output_type"]

@@ -1,5 +1,6 @@
 #include "client/python/native/torch_tensors.h"
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -74,7 +75,9 @@ Tensor Borrow(const at::Tensor& t, int64_t origin) {
   const int64_t item = ItemSize(meta.dtype);
   return Tensor::Borrow(
       static_cast<char*>(const_cast<void*>(storage.data())) + origin * item,
-      static_cast<int64_t>(storage.nbytes()) / item - origin, std::move(meta));
+      std::max<int64_t>(0,
+                        static_cast<int64_t>(storage.nbytes()) / item - origin),
+      std::move(meta));
 }
 
 std::vector<Tensor> Borrow(const std::vector<at::Tensor>& ts,
