@@ -361,6 +361,7 @@ const std::vector<Decomposition>& Decompositions() {
          {&decompositions_internal::MathDecompositions(),
           &decompositions_internal::ActivationDecompositions(),
           &decompositions_internal::ReshapingDecompositions(),
+          &decompositions_internal::UpsampleDecompositions(),
           &decompositions_internal::LossDecompositions(),
           &decompositions_internal::NormDecompositions()}) {
       all->insert(all->end(), family->begin(), family->end());

@@ -6,8 +6,9 @@
 // statistics' updates; math_decompositions.cc holds clamps, reductions that
 // select (max.dim becomes argmax and gather), baddbmm and
 // binary_cross_entropy_with_logits; activation_decompositions.cc,
-// reshaping_decompositions.cc, loss_decompositions.cc and
-// norm_decompositions.cc the families their names say. Everything downstream
+// reshaping_decompositions.cc, upsample_decompositions.cc,
+// loss_decompositions.cc and norm_decompositions.cc the families their names
+// say. Everything downstream
 // (the analysis, autodiff, the backends, the key) sees only the rewritten
 // graph, so these ops need no kernels or derivative rules of their own.
 // Thread-safety: the table is immutable; a Decomposer is used by one thread.
@@ -86,9 +87,10 @@ const std::vector<Decomposition>& MathDecompositions();
 // also in place), hardswish, mish, log_sigmoid_forward, glu, prelu
 // (activation_decompositions.cc).
 const std::vector<Decomposition>& ActivationDecompositions();
-// flip, roll, repeat, constant_pad_nd, upsample_nearest2d
-// (reshaping_decompositions.cc).
+// flip, roll, repeat, constant_pad_nd (reshaping_decompositions.cc).
 const std::vector<Decomposition>& ReshapingDecompositions();
+// upsample_nearest2d, upsample_bilinear2d (upsample_decompositions.cc).
+const std::vector<Decomposition>& UpsampleDecompositions();
 // native_group_norm (norm_decompositions.cc).
 const std::vector<Decomposition>& NormDecompositions();
 // smooth_l1_loss, huber_loss, binary_cross_entropy, xlogy, nll_loss2d,

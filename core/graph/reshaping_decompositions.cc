@@ -1,9 +1,8 @@
 // The decompositions of ops that move or repeat elements (decompositions.h):
 // flip (index_select with a descending arange), roll (a cat of two slices
 // per dim), repeat (an expand of self with a unit dim before each, made
-// contiguous and merged), constant_pad_nd (slices for negative pads, a
-// cat with filled blocks for positive ones) and upsample_nearest2d by whole
-// factors (a repeat of each pixel). Their gradients are those of
+// contiguous and merged) and constant_pad_nd (slices for negative pads, a
+// cat with filled blocks for positive ones). Their gradients are those of
 // the ops they become, which are torch's: the gradient moved back.
 #include <algorithm>
 
@@ -133,48 +132,6 @@ Results Repeat(Decomposer& d) {
                 {TensorArg(dense), IntsArg(merged)});
 }
 
-// upsample_nearest2d.vec(input, output_size?, scale_factors?) by whole
-// factors: each pixel repeated kh x kw times, which is torch's nearest
-// (source floor(dst / k)); its gradient sums each block, as torch's.
-Results UpsampleNearest2d(Decomposer& d) {
-  const Meta x = d.tensor(0);
-  if (x.dim() != 4) return ArgError("input", "must be (N, C, H, W)");
-  int64_t h = x.shape[2], w = x.shape[3];
-  std::vector<int64_t> k;
-  if (!d.arg(1).is_none()) {
-    const std::vector<int64_t>& size = d.arg(1).ints;
-    if (size.size() != 2 || h == 0 || w == 0 || size[0] % h != 0 ||
-        size[1] % w != 0 || size[0] == 0 || size[1] == 0) {
-      return ArgError("output_size",
-                      "must be a whole multiple of the input's (H, W)");
-    }
-    k = {size[0] / h, size[1] / w};
-  } else if (!d.arg(2).is_none() && d.arg(2).ints.size() == 2) {
-    k = d.arg(2).ints;
-    if (k[0] < 1 || k[1] < 1) {
-      return ArgError("scale_factors", "must be whole numbers of at least 1");
-    }
-  } else {
-    return ArgError("scale_factors", "two, or an output_size, are needed");
-  }
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int seen,
-      d.EmitOne("aten.view.default",
-                {d.arg(0), IntsArg({x.shape[0], x.shape[1], h, 1, w, 1})}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int wide, d.EmitOne("aten.expand.default",
-                          {TensorArg(seen),
-                           IntsArg({x.shape[0], x.shape[1], h, k[0], w, k[1]}),
-                           BoolArg(false)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int dense,
-      d.EmitOne("aten.clone.default",
-                {TensorArg(wide), StringArg("torch.contiguous_format")}));
-  return d.Emit("aten._unsafe_view.default",
-                {TensorArg(dense),
-                 IntsArg({x.shape[0], x.shape[1], h * k[0], w * k[1]})});
-}
-
 // constant_pad_nd(self, pad, value): pad[2k], pad[2k + 1] before and after
 // dim (rank - 1 - k); a negative pad cuts instead.
 Results ConstantPadNd(Decomposer& d) {
@@ -242,9 +199,6 @@ const std::vector<Decomposition>& ReshapingDecompositions() {
       {"repeat(Tensor self, SymInt[] repeats) -> Tensor", Repeat},
       {"constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
        ConstantPadNd},
-      {"upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? "
-       "scale_factors) -> Tensor",
-       UpsampleNearest2d},
   };
   return *table;
 }

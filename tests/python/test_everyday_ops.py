@@ -237,3 +237,13 @@ def test_sort_topk_argsort():
         want = torch.sort(ties, descending=descending)
         assert torch.equal(got[1], want[1])
         torch.testing.assert_close(got[0], want[0], equal_nan=True)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bilinear_interpolation(align_corners):
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 4, 5, requires_grad=True)
+    for kwargs in (dict(scale_factor=2.0), dict(size=(7, 3)), dict(size=(4, 9)),
+                   dict(size=(1, 1))):
+        _compare(lambda x: F.interpolate(x, mode="bilinear", align_corners=align_corners,
+                                         **kwargs), x)

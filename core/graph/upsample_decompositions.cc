@@ -1,0 +1,185 @@
+// The decompositions of 2-d upsampling (decompositions.h): nearest by whole
+// factors (each pixel repeated) and bilinear (each output row, then column,
+// a weighted sum of its two source rows, with torch's source indices and
+// weights for align_corners true and false). Their gradients are those of
+// the ops they become, which are torch's: each output's gradient back to the
+// pixels it read, with the same weights.
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/graph/decompositions.h"
+#include "core/status_macros.h"
+
+namespace aotcache {
+namespace {
+
+using decompositions_internal::ArgError;
+using Results = absl::StatusOr<std::vector<int>>;
+
+// The output (H, W) of an upsample of input (N, C, H, W): output_size, or
+// the input's times scale_factors (whole numbers: see op_schema.cc).
+absl::StatusOr<std::vector<int64_t>> OutputSize(const Meta& x,
+                                                const BoundArg& size,
+                                                const BoundArg& factors) {
+  if (x.dim() != 4) return ArgError("input", "must be (N, C, H, W)");
+  if (!size.is_none()) {
+    if (size.ints.size() != 2 || size.ints[0] <= 0 || size.ints[1] <= 0) {
+      return ArgError("output_size", "must be two positive sizes");
+    }
+    return size.ints;
+  }
+  if (factors.is_none() || factors.ints.size() != 2 || factors.ints[0] < 1 ||
+      factors.ints[1] < 1) {
+    return ArgError(
+        "scale_factors",
+        "two whole numbers of at least 1, or an output_size, are needed");
+  }
+  return std::vector<int64_t>{x.shape[2] * factors.ints[0],
+                              x.shape[3] * factors.ints[1]};
+}
+
+// upsample_nearest2d.vec(input, output_size?, scale_factors?) by whole
+// factors: each pixel repeated kh x kw times, which is torch's nearest
+// (source floor(dst / k)); its gradient sums each block, as torch's.
+Results UpsampleNearest2d(Decomposer& d) {
+  const Meta x = d.tensor(0);
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
+                            OutputSize(x, d.arg(1), d.arg(2)));
+  int64_t h = x.shape[2], w = x.shape[3];
+  if (h == 0 || w == 0 || size[0] % h != 0 || size[1] % w != 0) {
+    return ArgError("output_size",
+                    "must be a whole multiple of the input's (H, W)");
+  }
+  std::vector<int64_t> k = {size[0] / h, size[1] / w};
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int seen,
+      d.EmitOne("aten.view.default",
+                {d.arg(0), IntsArg({x.shape[0], x.shape[1], h, 1, w, 1})}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int wide, d.EmitOne("aten.expand.default",
+                          {TensorArg(seen),
+                           IntsArg({x.shape[0], x.shape[1], h, k[0], w, k[1]}),
+                           BoolArg(false)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int dense,
+      d.EmitOne("aten.clone.default",
+                {TensorArg(wide), StringArg("torch.contiguous_format")}));
+  return d.Emit("aten._unsafe_view.default",
+                {TensorArg(dense),
+                 IntsArg({x.shape[0], x.shape[1], h * k[0], w * k[1]})});
+}
+
+// One spatial dim of a bilinear upsample: x (N, C, H, W) interpolated along
+// `dim` (2 or 3) from `in` to `out` positions. Source index of output o:
+// o (in - 1) / (out - 1) with align_corners, else max((o + 0.5) in / out -
+// 0.5, 0); it mixes rows i0 = floor(src) and i1 = min(i0 + 1, in - 1) with
+// weights 1 - l and l, l = src - i0 (torch's area_pixel_compute_source_index).
+absl::StatusOr<int> Interpolate(Decomposer& d, int x, int64_t dim, int64_t in,
+                                int64_t out, bool align_corners) {
+  if (in == out) return x;
+  const DType dtype = d.meta(x).dtype;
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int pos,
+      d.EmitOne("aten.arange.default", {IntArg(out), DTypeArg(dtype), NoneArg(),
+                                        NoneArg(), NoneArg()}));
+  int src;
+  if (align_corners) {
+    double scale = out > 1 ? static_cast<double>(in - 1) / (out - 1) : 0;
+    AOTCACHE_ASSIGN_OR_RETURN(
+        src, d.EmitOne("aten.mul.Scalar", {TensorArg(pos), NumberArg(scale)}));
+  } else {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int half, d.EmitOne("aten.add.Scalar",
+                            {TensorArg(pos), NumberArg(0.5), NumberArg(1)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int scaled,
+        d.EmitOne("aten.mul.Scalar",
+                  {TensorArg(half), NumberArg(static_cast<double>(in) / out)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int shifted,
+        d.EmitOne("aten.sub.Scalar",
+                  {TensorArg(scaled), NumberArg(0.5), NumberArg(1)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int negative,
+        d.EmitOne("aten.lt.Scalar", {TensorArg(shifted), NumberArg(0)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        src, d.EmitOne("aten.where.self", {TensorArg(negative), NumberArg(0),
+                                           TensorArg(shifted)}));
+  }
+  // src >= 0: the cast to int64 rounds down.
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int i0, d.EmitOne("aten._to_copy.default",
+                        {TensorArg(src), DTypeArg(v1::DTYPE_INT64), NoneArg(),
+                         NoneArg(), NoneArg(), BoolArg(false), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int next,
+      d.EmitOne("aten.add.Scalar", {TensorArg(i0), IntArg(1), IntArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int past, d.EmitOne("aten.gt.Scalar", {TensorArg(next), IntArg(in - 1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int i1, d.EmitOne("aten.where.self",
+                        {TensorArg(past), IntArg(in - 1), TensorArg(next)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int l1, d.EmitOne("aten.sub.Tensor",
+                        {TensorArg(src), TensorArg(i0), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int neg,
+                            d.EmitOne("aten.neg.default", {TensorArg(l1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int l0, d.EmitOne("aten.add.Scalar",
+                        {TensorArg(neg), NumberArg(1), NumberArg(1)}));
+  std::vector<int64_t> along = {out, 1};
+  if (dim == 3) along = {out};
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int w0, d.EmitOne("aten.view.default", {TensorArg(l0), IntsArg(along)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int w1, d.EmitOne("aten.view.default", {TensorArg(l1), IntsArg(along)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int a, d.EmitOne("aten.index_select.default",
+                       {TensorArg(x), IntArg(dim), TensorArg(i0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int b, d.EmitOne("aten.index_select.default",
+                       {TensorArg(x), IntArg(dim), TensorArg(i1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int wa, d.EmitOne("aten.mul.Tensor", {TensorArg(a), TensorArg(w0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int wb, d.EmitOne("aten.mul.Tensor", {TensorArg(b), TensorArg(w1)}));
+  return d.EmitOne("aten.add.Tensor",
+                   {TensorArg(wa), TensorArg(wb), NumberArg(1)});
+}
+
+// upsample_bilinear2d.vec(input, output_size?, align_corners,
+// scale_factors?): rows, then columns.
+Results UpsampleBilinear2d(Decomposer& d) {
+  const Meta x = d.tensor(0);
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
+                            OutputSize(x, d.arg(1), d.arg(3)));
+  if (!IsFloating(x.dtype)) return ArgError("input", "must be floating");
+  bool align = d.arg(2).b;
+  AOTCACHE_ASSIGN_OR_RETURN(int rows, Interpolate(d, d.arg(0).values[0], 2,
+                                                  x.shape[2], size[0], align));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int out, Interpolate(d, rows, 3, x.shape[3], size[1], align));
+  if (out == d.arg(0).values[0]) {
+    return d.Emit("aten.clone.default", {d.arg(0), NoneArg()});
+  }
+  return std::vector<int>{out};
+}
+
+}  // namespace
+
+namespace decompositions_internal {
+
+const std::vector<Decomposition>& UpsampleDecompositions() {
+  static const auto* table = new std::vector<Decomposition>{
+      {"upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? "
+       "scale_factors) -> Tensor",
+       UpsampleNearest2d},
+      {"upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool "
+       "align_corners, float[]? scale_factors) -> Tensor",
+       UpsampleBilinear2d},
+  };
+  return *table;
+}
+
+}  // namespace decompositions_internal
+}  // namespace aotcache
