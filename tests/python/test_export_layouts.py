@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "fixtures"))
 
 import scenarios  # noqa: E402
 import zoo  # noqa: E402
-from aotcache import fx_export, torch_version  # noqa: E402
+from aotcache import input_copies, torch_version  # noqa: E402
 
 
 def _layout(t):
@@ -40,11 +40,11 @@ class _Rerun(torch.fx.Interpreter):
 
 
 def _check(fn, args):
-    spans = fx_export.storage_spans(args)  # as aot_function traces
-    gm = torch_version.trace(fn, fx_export._copy_inputs(args, spans))
+    spans = input_copies.storage_spans(args)  # as aot_function traces
+    gm = torch_version.trace(fn, input_copies.copy_inputs(args, spans))
     rerun = _Rerun(gm)
     with torch.no_grad():
-        rerun.run(*fx_export._copy_inputs(args, spans))
+        rerun.run(*input_copies.copy_inputs(args, spans))
     nodes = [n for n in gm.graph.nodes if n.op == "call_function"]
     assert nodes
     for n in nodes:

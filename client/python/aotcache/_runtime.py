@@ -93,7 +93,7 @@ class CompiledEntry:
         self.lifted = list(lifted)
         # Per input, its storage's number: the inputs of one storage were
         # compiled as if it began at the first element any of them reaches
-        # (fx_export.storage_spans), their origin; the layouts the metadata
+        # (input_copies.storage_spans), their origin; the layouts the metadata
         # gives are counted from there. None: a storage compiled whole.
         self.groups = list(groups)
         self.shared = None in self.groups or len(set(self.groups)) != len(self.groups)

@@ -224,7 +224,7 @@ class AotFunction:
         # Per storage: its number and the first element its tensors reach.
         # Inputs are compiled with offsets counted from there, so where a
         # storage's tensors lie in it is no part of the signature
-        # (fx_export.storage_spans): a batch sliced from a dataset tensor
+        # (input_copies.storage_spans): a batch sliced from a dataset tensor
         # at another offset is the same signature. A storage with a tensor
         # that requires grad is compiled whole: offsets from its start.
         storages: Dict[Any, List[int]] = {}

@@ -23,7 +23,7 @@ at::ScalarType ScalarTypeOf(DType dtype);
 // `t`'s memory as a runtime Tensor, whose storage begins at element
 // `origin` of t's (t lies at storage_offset - origin there): the inputs of
 // one storage are compiled as if it began at the first element any of them
-// reaches (aotcache.fx_export's storage_spans) and are borrowed with that
+// reaches (aotcache.input_copies.storage_spans) and are borrowed with that
 // element as their origin. Throws
 // std::invalid_argument (a Python ValueError through pybind11) for a tensor
 // that is not on the CPU, or of a dtype aotcache does not support.
