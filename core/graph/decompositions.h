@@ -87,7 +87,8 @@ const std::vector<Decomposition>& MathDecompositions();
 // also in place), hardswish, mish, log_sigmoid_forward, glu, prelu
 // (activation_decompositions.cc).
 const std::vector<Decomposition>& ActivationDecompositions();
-// flip, roll, repeat, constant_pad_nd (reshaping_decompositions.cc).
+// flip, roll, repeat, constant_pad_nd, pixel_shuffle, pixel_unshuffle
+// (reshaping_decompositions.cc).
 const std::vector<Decomposition>& ReshapingDecompositions();
 // upsample_nearest2d, upsample_bilinear2d (upsample_decompositions.cc).
 const std::vector<Decomposition>& UpsampleDecompositions();

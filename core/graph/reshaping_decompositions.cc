@@ -1,8 +1,9 @@
 // The decompositions of ops that move or repeat elements (decompositions.h):
 // flip (index_select with a descending arange), roll (a cat of two slices
 // per dim), repeat (an expand of self with a unit dim before each, made
-// contiguous and merged) and constant_pad_nd (slices for negative pads, a
-// cat with filled blocks for positive ones). Their gradients are those of
+// contiguous and merged), constant_pad_nd (slices for negative pads, a
+// cat with filled blocks for positive ones) and pixel_(un)shuffle (a view,
+// a permute, a contiguous copy). Their gradients are those of
 // the ops they become, which are torch's: the gradient moved back.
 #include <algorithm>
 
@@ -132,6 +133,51 @@ Results Repeat(Decomposer& d) {
                 {TensorArg(dense), IntsArg(merged)});
 }
 
+// pixel_shuffle(self (*, C r r, H, W), r) -> (*, C, H r, W r), and
+// pixel_unshuffle its inverse: self seen with r split out of its dims,
+// permuted, made contiguous and merged, as torch's.
+Results PixelShuffle(Decomposer& d, bool shuffle) {
+  const Meta self = d.tensor(0);
+  int64_t r = d.arg(1).i;
+  int64_t n = self.dim();
+  if (n < 3 || r <= 0) {
+    return ArgError("self",
+                    "must have 3 or more dims, and the factor be positive");
+  }
+  std::vector<int64_t> batch(self.shape.begin(), self.shape.end() - 3);
+  int64_t c = self.shape[n - 3], h = self.shape[n - 2], w = self.shape[n - 1];
+  if (shuffle ? c % (r * r) != 0 : (h % r != 0 || w % r != 0)) {
+    return ArgError(
+        "self", shuffle ? "channels must be divisible by the factor squared"
+                        : "height and width must be divisible by the factor");
+  }
+  std::vector<int64_t> split = batch, merged = batch, order;
+  int64_t b = static_cast<int64_t>(batch.size());
+  for (int64_t k = 0; k < b; ++k) order.push_back(k);
+  if (shuffle) {  // (*, C, r, r, H, W) -> (*, C, H, r, W, r)
+    split.insert(split.end(), {c / (r * r), r, r, h, w});
+    order.insert(order.end(), {b, b + 3, b + 1, b + 4, b + 2});
+    merged.insert(merged.end(), {c / (r * r), h * r, w * r});
+  } else {  // (*, C, H, r, W, r) -> (*, C, r, r, H, W)
+    split.insert(split.end(), {c, h / r, r, w / r, r});
+    order.insert(order.end(), {b, b + 2, b + 4, b + 1, b + 3});
+    merged.insert(merged.end(), {c * r * r, h / r, w / r});
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int seen, d.EmitOne("aten.view.default", {d.arg(0), IntsArg(split)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int moved,
+      d.EmitOne("aten.permute.default", {TensorArg(seen), IntsArg(order)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int dense,
+      d.EmitOne("aten.clone.default",
+                {TensorArg(moved), StringArg("torch.contiguous_format")}));
+  return d.Emit("aten._unsafe_view.default",
+                {TensorArg(dense), IntsArg(merged)});
+}
+Results Shuffle(Decomposer& d) { return PixelShuffle(d, true); }
+Results Unshuffle(Decomposer& d) { return PixelShuffle(d, false); }
+
 // constant_pad_nd(self, pad, value): pad[2k], pad[2k + 1] before and after
 // dim (rank - 1 - k); a negative pad cuts instead.
 Results ConstantPadNd(Decomposer& d) {
@@ -199,6 +245,9 @@ const std::vector<Decomposition>& ReshapingDecompositions() {
       {"repeat(Tensor self, SymInt[] repeats) -> Tensor", Repeat},
       {"constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
        ConstantPadNd},
+      {"pixel_shuffle(Tensor self, int upscale_factor) -> Tensor", Shuffle},
+      {"pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor",
+       Unshuffle},
   };
   return *table;
 }

@@ -247,3 +247,12 @@ def test_bilinear_interpolation(align_corners):
                    dict(size=(1, 1))):
         _compare(lambda x: F.interpolate(x, mode="bilinear", align_corners=align_corners,
                                          **kwargs), x)
+
+
+def test_pixel_shuffle_and_unshuffle():
+    torch.manual_seed(0)
+    x = torch.randn(2, 8, 3, 5, requires_grad=True)
+    _compare(lambda x: F.pixel_shuffle(x, 2), x)
+    _compare(torch.nn.PixelShuffle(2), x[0].detach().requires_grad_())
+    y = torch.randn(2, 3, 4, 6, requires_grad=True)
+    _compare(lambda y: F.pixel_unshuffle(y, 2), y)
