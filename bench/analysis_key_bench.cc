@@ -17,7 +17,7 @@
 #include "core/analysis/view_and_mutation.h"
 #include "core/graph/graph_json.h"
 #include "core/key/cache_key.h"
-#include "core/key/host_target.h"
+#include "core/key/target.h"
 
 namespace aotcache {
 namespace {

@@ -30,7 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/cli/read_graph.h"
 #include "client/cpp/client.h"
-#include "core/key/host_target.h"
+#include "core/key/target.h"
 #include "echo.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"

@@ -12,7 +12,7 @@
 #include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
 #include "core/key/digest.h"
-#include "core/key/host_target.h"
+#include "core/key/target.h"
 #include "core/paths/private_dir.h"
 #include "core/status_macros.h"
 #include "glog/logging.h"

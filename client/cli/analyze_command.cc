@@ -11,7 +11,7 @@
 #include "core/analysis/mode.h"
 #include "core/graph/graph_json.h"
 #include "core/key/cache_key.h"
-#include "core/key/host_target.h"
+#include "core/key/target.h"
 
 namespace aotcache {
 namespace {

@@ -16,7 +16,7 @@
 #include "client/cpp/channel.h"
 #include "core/graph/graph_json.h"
 #include "core/key/digest.h"
-#include "core/key/host_target.h"
+#include "core/key/target.h"
 #include "core/paths/data_dir.h"
 #include "google/protobuf/text_format.h"
 

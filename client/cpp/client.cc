@@ -15,7 +15,7 @@
 #include "core/backend/reference_backend.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
-#include "core/key/host_target.h"
+#include "core/key/target.h"
 #include "core/paths/data_dir.h"
 
 namespace aotcache {
@@ -326,7 +326,8 @@ absl::Status CachedFunction::EnsureBackward() {
   if (!attached.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "the backward from ", client_->target(),
-        " does not pair with this forward (a server of another build?): ",
+        " cannot run with this forward (a server of another build, or "
+        "kernels for a later CPU level): ",
         attached.message()));
   }
   backward_attached_ = true;

@@ -94,7 +94,8 @@ class CachedFunction {
   }
   // Fetches (or, with no server, compiles) the backward on first use.
   // FailedPrecondition for an inference function, or when the backward the
-  // server has does not pair with this forward (a server of another build).
+  // server has does not pair with this forward (a server of another build)
+  // or needs a later CPU level than this machine's.
   absl::StatusOr<CompiledFunction::Gradients> Backward(
       const std::vector<Tensor>& saved, const std::vector<Tensor>& tangents);
 

@@ -1,9 +1,18 @@
 #include "core/backend/backend.h"
 
 #include "core/graph/canonical_graph.h"
+#include "core/key/target.h"
 #include "core/status_macros.h"
 
 namespace aotcache {
+
+absl::StatusOr<v1::Target> Backend::ArtifactTarget(
+    const v1::Target& requested) const {
+  AOTCACHE_RETURN_IF_ERROR(ValidateTarget(requested));
+  v1::Target target = requested;
+  target.clear_cpu();
+  return target;
+}
 
 absl::StatusOr<v1::Artifact> Backend::Compile(const v1::Graph& graph,
                                               const ArtifactSpec& spec) const {

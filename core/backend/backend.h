@@ -33,6 +33,14 @@ class Backend {
   virtual ~Backend() = default;
   virtual absl::string_view name() const = 0;
   virtual absl::string_view version() const = 0;
+  // The target this backend builds for when asked for `requested`: what
+  // shapes its artifacts and nothing else, in one spelling (it enters the
+  // key). InvalidArgument naming the field for a target aotcache does not
+  // know (target.h), FailedPrecondition for one this backend cannot build
+  // for. This default, for backends whose artifacts run the runtime's own
+  // code, keeps arch and abi and drops the CPU level.
+  virtual absl::StatusOr<v1::Target> ArtifactTarget(
+      const v1::Target& requested) const;
   // Compiles the canonical form of `graph`. InvalidArgument for a graph the
   // backend cannot compile, Internal for one that fails validation.
   absl::StatusOr<v1::Artifact> Compile(const v1::Graph& graph,

@@ -41,6 +41,7 @@ BackwardState StateOf(const v1::CacheEntryHeader& e) {
 // Points into the request's graph: the request must outlive it.
 struct Cache::Analyzed {
   Analysis analysis;
+  v1::Target target;  // The backend's ArtifactTarget: key material.
   std::string key;
   std::string bypass_reason;
 };
@@ -51,13 +52,15 @@ Cache::Cache(EntryStore* store, const Backend* backend, CacheOptions options)
 absl::StatusOr<Cache::Analyzed> Cache::AnalyzeRequest(
     const CompileRequest& request) const {
   Analyzed a;
+  // Before anything is remembered: a bogus target is the request's fault.
+  AOTCACHE_ASSIGN_OR_RETURN(a.target, backend_->ArtifactTarget(request.target));
   AOTCACHE_ASSIGN_OR_RETURN(
       a.analysis, Analyze(request.graph, request.options, options_.limits));
   KeyContext context;
   context.pipeline_version = options_.pipeline_version.empty()
                                  ? PipelineVersion()
                                  : options_.pipeline_version;
-  context.target = request.target;
+  context.target = a.target;
   context.backend_name = std::string(backend_->name());
   context.backend_version = std::string(backend_->version());
   CacheKey key = ComputeKey(a.analysis.graph, a.analysis.view_and_mutation,
@@ -97,7 +100,7 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
   auto start = std::chrono::steady_clock::now();
   AOTCACHE_ASSIGN_OR_RETURN(CompilePlan plan, PlanCompilation(a.analysis));
   AOTCACHE_ASSIGN_OR_RETURN(v1::Artifact forward,
-                            CompileForward(plan, *backend_, request.target));
+                            CompileForward(plan, *backend_, a.target));
   double seconds = SecondsSince(start);
   CompileResult result;
   result.key = a.key;
@@ -123,7 +126,7 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
   *entry.mutable_metadata() = plan.metadata;
   *entry.mutable_graph() = CanonicalGraph(a.analysis.graph);
   *entry.mutable_options() = request.options;
-  *entry.mutable_target() = request.target;
+  *entry.mutable_target() = a.target;
   entry.set_backend(std::string(backend_->name()));
   const std::string& bytes = result.forward_bytes;
   entry.set_forward_digest(Sha256Hex(bytes));
@@ -308,8 +311,8 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
           forward.ParseFromString(memo->forward.forward_bytes)) {
         have_forward = true;  // The bypassed forward the memo holds.
       } else {
-        AOTCACHE_ASSIGN_OR_RETURN(
-            forward, CompileForward(plan, *backend_, request->target));
+        AOTCACHE_ASSIGN_OR_RETURN(forward,
+                                  CompileForward(plan, *backend_, a.target));
         have_forward = true;
       }
       v1::CacheEntry rebuilt;
@@ -318,7 +321,7 @@ absl::StatusOr<BackwardResult> Cache::GetBackward(
       *rebuilt.mutable_metadata() = plan.metadata;
       *rebuilt.mutable_graph() = CanonicalGraph(a.analysis.graph);
       *rebuilt.mutable_options() = request->options;
-      *rebuilt.mutable_target() = request->target;
+      *rebuilt.mutable_target() = a.target;
       rebuilt.set_backend(std::string(backend_->name()));
       *rebuilt.mutable_backward_graph() = *plan.backward_graph;
       *rebuilt.mutable_backward_convention() = plan.backward_spec.convention;

@@ -162,6 +162,7 @@ std::string EncodeKeyMaterial(const ResolvedGraph& graph,
   w.Str(context.pipeline_version);
   w.Str(context.target.arch());
   w.Str(context.target.abi());
+  w.Str(context.target.cpu());
   w.Str(context.backend_name);
   w.Str(context.backend_version);
   w.Tag('P');

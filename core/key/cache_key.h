@@ -6,7 +6,7 @@
 // in tests/key/cache_key_test.cc make every change visible):
 //   magic "aotcache-key", u32 schema version
 //   context:  str pipeline_version, str target.arch, str target.abi,
-//             str backend_name, str backend_version
+//             str target.cpu, str backend_name, str backend_version
 //   options:  u8 keep_input_mutations
 //   inputs:   u64 count; per input: i64 storage index, meta
 //   storages: u64 count; per storage: i64 size
@@ -35,13 +35,15 @@
 
 namespace aotcache {
 
-inline constexpr uint32_t kKeySchemaVersion = 1;
+inline constexpr uint32_t kKeySchemaVersion = 2;
 
 // What the key depends on besides the request itself.
 struct KeyContext {
   // Changes whenever code that shapes artifacts changes (PipelineVersion()).
   std::string pipeline_version;
-  v1::Target target;  // Where the artifacts run.
+  // Where the artifacts run, as the backend resolved it
+  // (Backend::ArtifactTarget): the CPU level of native code included.
+  v1::Target target;
   std::string backend_name;
   std::string backend_version;
 };

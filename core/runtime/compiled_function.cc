@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/analysis/view_and_mutation.h"
+#include "core/key/target.h"
 #include "core/runtime/shared_objects.h"
 #include "core/runtime/strided.h"
 #include "core/runtime/view_replay.h"
@@ -11,10 +12,21 @@ namespace aotcache {
 namespace {
 
 // A native artifact: its program, with the groups its kernels compute.
+// FailedPrecondition when its kernels were built for a CPU level this
+// machine lacks (they would die of SIGILL).
 absl::StatusOr<std::unique_ptr<GraphExecutor>> LoadNative(
     const v1::NativeProgram& native) {
   std::vector<GraphExecutor::FusedKernel> fused;
   if (native.kernels_size() > 0) {
+    if (native.cpu().empty()) {
+      return absl::InvalidArgumentError(
+          "native artifact: its kernels name no CPU level");
+    }
+    absl::Status runs = CpuLevelRunsOn(native.cpu(), HostTarget());
+    if (!runs.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("native artifact: ", runs.message()));
+    }
     AOTCACHE_ASSIGN_OR_RETURN(void* handle,
                               OpenSharedObject(native.shared_object()));
     for (const v1::NativeProgram::Kernel& k : native.kernels()) {

@@ -34,7 +34,9 @@ class CompiledFunction {
   };
 
   // InvalidArgument for an artifact that does not parse or is not a forward
-  // or inference artifact of the reference backend.
+  // or inference artifact of the reference or native backend;
+  // FailedPrecondition for native kernels built for a CPU level this
+  // machine lacks (HostTarget).
   static absl::StatusOr<std::unique_ptr<CompiledFunction>> Load(
       const v1::Artifact& forward, const v1::FunctionMetadata& metadata);
 
@@ -42,7 +44,8 @@ class CompiledFunction {
   // backward: an artifact is loaded once however many functions run it.
   std::unique_ptr<CompiledFunction> ShareForward() const;
 
-  // FailedPrecondition when `backward` does not pair with the forward.
+  // FailedPrecondition when `backward` does not pair with the forward or
+  // needs a CPU level this machine lacks.
   absl::Status AttachBackward(const v1::Artifact& backward);
   bool has_backward() const { return backward_ != nullptr; }
 

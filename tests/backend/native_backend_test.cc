@@ -14,7 +14,7 @@
 #include "core/backend/buffer_plan.h"
 #include "core/backend/compile_plan.h"
 #include "core/backend/reference_backend.h"
-#include "core/key/host_target.h"
+#include "core/key/target.h"
 #include "core/runtime/compiled_function.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -204,8 +204,36 @@ TEST(NativeBackendTest, BuildsForTheTargetsCpuLevelAndRefusesUnknownOnes) {
   EXPECT_THAT(bad.status().message(), HasSubstr("target.cpu"));
   target = HostTarget();
   target.set_arch("riscv64");
+  target.clear_cpu();
+  auto unknown = CompileForward(*plan, Native(), target);
+  EXPECT_TRUE(absl::IsInvalidArgument(unknown.status())) << unknown.status();
+  EXPECT_THAT(unknown.status().message(), HasSubstr("target.arch"));
+  target.set_arch(HostTarget().arch() == "x86_64" ? "aarch64" : "x86_64");
   auto other = CompileForward(*plan, Native(), target);
   EXPECT_TRUE(absl::IsFailedPrecondition(other.status())) << other.status();
+}
+
+// What a client on an older CPU than the artifact's does: refuses to load
+// it (its kernels would die of SIGILL), whatever the server answered.
+TEST(NativeBackendTest, KernelsForALaterCpuLevelAreNotLoaded) {
+  if (HostTarget().cpu() != "x86-64-v4") {
+    GTEST_SKIP() << "needs an x86-64-v4 host to build for it";
+  }
+  v1::Graph graph = testing::LoadGraphOrDie("graphs/assorted_ops__nrg.json");
+  absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
+  ASSERT_TRUE(a.ok());
+  absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
+  ASSERT_TRUE(plan.ok());
+  auto v4 = CompileForward(*plan, Native(), HostTarget());
+  ASSERT_TRUE(v4.ok()) << v4.status();
+  testing::ScopedEnv older("AOTCACHE_TARGET_CPU", "x86-64-v3");
+  ASSERT_EQ(HostTarget().cpu(), "x86-64-v3");
+  auto refused = CompiledFunction::Load(*v4, plan->metadata);
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr("x86-64-v4"));
+  auto own = CompileForward(*plan, Native(), HostTarget());
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_TRUE(CompiledFunction::Load(*own, plan->metadata).ok());
 }
 
 TEST(NativeBackendTest, ItsVersionNamesTheCompilerNotItsPath) {

@@ -11,7 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "client/cpp/daemon_launcher.h"
+#include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
+#include "core/key/target.h"
 #include "core/paths/data_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -212,7 +214,53 @@ TEST(ClientPairingTest, ABackwardThatDoesNotPairIsAClearError) {
   ASSERT_FALSE(grads.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(grads.status())) << grads.status();
   EXPECT_THAT(grads.status().message(), HasSubstr(options.server));
-  EXPECT_THAT(grads.status().message(), HasSubstr("does not pair"));
+  EXPECT_THAT(grads.status().message(), HasSubstr("another build"));
+}
+
+// A server that builds native code for x86-64-v4 whatever the request
+// names: what a client on an older CPU would get from a poisoned entry.
+class V4Backend final : public Backend {
+ public:
+  absl::string_view name() const override { return native_->name(); }
+  absl::string_view version() const override { return native_->version(); }
+  absl::StatusOr<v1::Target> ArtifactTarget(
+      const v1::Target& requested) const override {
+    v1::Target v4 = requested;
+    v4.set_cpu("x86-64-v4");
+    return native_->ArtifactTarget(v4);
+  }
+
+ private:
+  absl::StatusOr<v1::Artifact> CompileCanonical(
+      const v1::Graph& graph, const ArtifactSpec& spec) const override {
+    ArtifactSpec v4 = spec;
+    v4.target.set_cpu("x86-64-v4");
+    return native_->Compile(graph, v4);
+  }
+  std::unique_ptr<NativeBackend> native_ = *NativeBackend::Create();
+};
+
+TEST(ClientCpuLevelTest, KernelsForALaterCpuAreCompiledHereNotLoaded) {
+  if (HostTarget().cpu() != "x86-64-v4") {
+    GTEST_SKIP() << "needs an x86-64-v4 host to build for it";
+  }
+  TempDir dir, artifacts;
+  V4Backend backend;
+  DaemonOptions daemon_options;
+  daemon_options.data_dir = dir.path();
+  daemon_options.backend = &backend;
+  auto daemon = Daemon::Start(daemon_options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ClientOptions options;
+  options.server = absl::StrCat("127.0.0.1:", (*daemon)->port());
+  options.artifact_dir = artifacts.path();
+  ScopedEnv older("AOTCACHE_TARGET_CPU", "x86-64-v3");
+  Client client(options);
+  auto f = client.Compile(testing::LoadGraphOrDie("graphs/mlp_mse__rg.json"));
+  ASSERT_TRUE(f.ok()) << f.status();
+  EXPECT_EQ((*f)->source(), Source::kInProcess);
+  EXPECT_THAT((*f)->fallback_reason(), HasSubstr("'x86-64-v4'"));
+  ExpectEagerValuesAndGradients(**f);
 }
 
 TEST_F(ClientTest, ArtifactsCrossTheWireOncePerMachine) {

@@ -42,10 +42,12 @@ class HostileRequestTest : public ::testing::Test {
   }
 
   grpc::Status Compile(const v1::Graph& graph, v1::CompileResponse* out,
-                       bool keep_input_mutations = false) {
+                       bool keep_input_mutations = false,
+                       const v1::Target& target = v1::Target()) {
     v1::CompileRequest r;
     *r.mutable_graph() = graph;
     r.mutable_options()->set_keep_input_mutations(keep_input_mutations);
+    *r.mutable_target() = target;
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::seconds(60));
@@ -194,6 +196,67 @@ TEST_F(HostileRequestTest,
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StrContains(st.error_message(), "GetBackwardRequest"))
       << st.error_message();
+}
+
+v1::Target X86Target(const std::string& cpu) {
+  v1::Target target;
+  target.set_arch("x86_64");
+  target.set_abi("linux-gnu");
+  target.set_cpu(cpu);
+  return target;
+}
+
+// The attack: compile for a CPU level older hosts lack (AVX-512), so that
+// they load it on a hit and die of SIGILL. The level is key material: each
+// level has entries of its own.
+TEST_F(HostileRequestTest, TheCpuLevelIsKeyMaterial) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "x86-64 CPU levels";
+#endif
+  v1::Graph g = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
+  v1::CompileResponse v4, v3, baseline, v4_again;
+  ASSERT_TRUE(Compile(g, &v4, false, X86Target("x86-64-v4")).ok());
+  ASSERT_TRUE(Compile(g, &v3, false, X86Target("x86-64-v3")).ok());
+  ASSERT_TRUE(Compile(g, &baseline, false, X86Target("")).ok());
+  ASSERT_TRUE(Compile(g, &v4_again, false, X86Target("x86-64-v4")).ok());
+  EXPECT_EQ(v4.status(), v1::COMPILE_STATUS_MISS);
+  EXPECT_EQ(v3.status(), v1::COMPILE_STATUS_MISS);
+  EXPECT_EQ(baseline.status(), v1::COMPILE_STATUS_MISS);
+  EXPECT_NE(v4.key(), v3.key());
+  EXPECT_NE(v3.key(), baseline.key());
+  EXPECT_EQ(v4_again.status(), v1::COMPILE_STATUS_HIT);
+  EXPECT_EQ(v4_again.key(), v4.key());
+  // The empty level is the architecture's baseline, spelled or not.
+  v1::CompileResponse spelled;
+  ASSERT_TRUE(Compile(g, &spelled, false, X86Target("x86-64")).ok());
+  EXPECT_EQ(spelled.status(), v1::COMPILE_STATUS_HIT);
+  EXPECT_EQ(spelled.key(), baseline.key());
+}
+
+// One request with a bogus target made every later compile of the graph
+// fail for ten minutes: refused before it reaches the failure memory.
+TEST_F(HostileRequestTest, ABogusTargetIsRefusedAndPoisonsNothing) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "x86-64 targets";
+#endif
+  v1::Graph g = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
+  v1::Target bogus[4] = {X86Target("x86-64-v9"), X86Target("native"),
+                         X86Target("x86-64-v3 -fplugin=x.so"), v1::Target()};
+  bogus[3].set_abi("linux-gnu\n");
+  const char* field[4] = {"target.cpu", "target.cpu", "target.cpu",
+                          "target.abi"};
+  for (int i = 0; i < 4; ++i) {
+    v1::CompileResponse refused;
+    grpc::Status st = Compile(g, &refused, false, bogus[i]);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << st.error_message();
+    EXPECT_TRUE(absl::StrContains(st.error_message(), field[i]))
+        << st.error_message();
+  }
+  v1::CompileResponse served;
+  grpc::Status st = Compile(g, &served, false, X86Target(""));
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(served.status(), v1::COMPILE_STATUS_MISS);
 }
 
 TEST_F(HostileRequestTest, ASecondDaemonOnTheSamePortIsRefused) {

@@ -13,6 +13,7 @@
 #include "core/backend/reference_backend.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/graph/validate.h"
+#include "core/key/target.h"
 #include "core/status_macros.h"
 
 extern "C" char* openblas_get_config(void);  // OpenBLAS's cblas.h.
@@ -21,7 +22,7 @@ namespace aotcache {
 namespace {
 
 // Bumped whenever generated code changes for the same graph.
-constexpr char kCodegenVersion[] = "28";
+constexpr char kCodegenVersion[] = "29";
 
 std::vector<std::string> DefaultFlags() {
   // IEEE semantics kept: no -ffast-math. The loops vectorize with OpenMP
@@ -41,32 +42,10 @@ std::vector<std::string> DefaultFlags() {
   return flags;
 }
 
-#if defined(__x86_64__)
-constexpr char kHostArch[] = "x86_64";
-constexpr const char* kCpuLevels[] = {"x86-64", "x86-64-v2", "x86-64-v3",
-                                      "x86-64-v4"};
-#else
-constexpr char kHostArch[] = "aarch64";
-constexpr const char* kCpuLevels[] = {"armv8-a"};
-#endif
-
-// The options for `target`: its CPU level as -march. InvalidArgument for a
-// level this backend does not know (the value reaches a command line).
-absl::StatusOr<HostCompilerOptions> ForTarget(HostCompilerOptions options,
-                                              const v1::Target& target) {
-  if (!target.arch().empty() && target.arch() != kHostArch) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the native backend here builds for ", kHostArch,
-                     ", not for target.arch '", target.arch(), "'"));
-  }
-  if (target.cpu().empty()) return options;
-  bool known = false;
-  for (const char* level : kCpuLevels) known |= target.cpu() == level;
-  if (!known) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("target.cpu '", target.cpu(),
-                     "' is not one of: ", absl::StrJoin(kCpuLevels, ", ")));
-  }
+// The options for `target` (as ArtifactTarget resolved it): its CPU level
+// as -march.
+HostCompilerOptions ForTarget(HostCompilerOptions options,
+                              const v1::Target& target) {
   for (std::string& flag : options.flags) {
     if (absl::StartsWith(flag, "-march=")) flag = "-march=" + target.cpu();
   }
@@ -125,11 +104,28 @@ absl::StatusOr<std::unique_ptr<NativeBackend>> NativeBackend::Create(
       new NativeBackend(std::move(options), std::move(version)));
 }
 
+absl::StatusOr<v1::Target> NativeBackend::ArtifactTarget(
+    const v1::Target& requested) const {
+  AOTCACHE_RETURN_IF_ERROR(ValidateTarget(requested));
+  const v1::Target host = HostTarget();
+  v1::Target target = requested;
+  if (target.arch().empty()) target.set_arch(host.arch());
+  if (target.abi().empty()) target.set_abi(host.abi());
+  if (target.arch() != host.arch() || target.abi() != host.abi()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the native backend here builds for ", host.arch(), "-", host.abi(),
+        ", not for target ", target.arch(), "-", target.abi()));
+  }
+  if (target.cpu().empty()) {
+    target.set_cpu(std::string(CpuLevels(target.arch()).front()));
+  }
+  return target;
+}
+
 absl::Status NativeBackend::CheckToolchain(const v1::Target& target) const {
-  AOTCACHE_ASSIGN_OR_RETURN(HostCompilerOptions options,
-                            ForTarget(options_, target));
-  absl::StatusOr<std::string> so =
-      CompileSharedObject("extern \"C\" void aotcache_probe() {}\n", options);
+  AOTCACHE_ASSIGN_OR_RETURN(v1::Target resolved, ArtifactTarget(target));
+  absl::StatusOr<std::string> so = CompileSharedObject(
+      "extern \"C\" void aotcache_probe() {}\n", ForTarget(options_, resolved));
   if (!so.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("the C++ toolchain cannot build native kernels: ",
@@ -151,8 +147,8 @@ absl::StatusOr<v1::Artifact> NativeBackend::CompileCanonical(
   AOTCACHE_ASSIGN_OR_RETURN(
       ResolvedGraph resolved,
       ValidateGraph(graph_in_layouts, InternalGraphLimits()));
-  AOTCACHE_ASSIGN_OR_RETURN(HostCompilerOptions options,
-                            ForTarget(options_, spec.target));
+  AOTCACHE_ASSIGN_OR_RETURN(v1::Target target, ArtifactTarget(spec.target));
+  native.set_cpu(target.cpu());
   std::vector<FusedGroup> groups =
       HeaviestGroups(resolved, FindFusedGroups(resolved));
   if (!groups.empty()) {
@@ -165,8 +161,9 @@ absl::StatusOr<v1::Artifact> NativeBackend::CompileCanonical(
     native.set_source(GenerateKernels(resolved, groups));
     AOTCACHE_ASSIGN_OR_RETURN(*native.mutable_program(),
                               PlanBuffers(graph_in_layouts, &run_at));
-    AOTCACHE_ASSIGN_OR_RETURN(*native.mutable_shared_object(),
-                              CompileSharedObject(native.source(), options));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        *native.mutable_shared_object(),
+        CompileSharedObject(native.source(), ForTarget(options_, target)));
     for (size_t i = 0; i < groups.size(); ++i) {
       v1::NativeProgram::Kernel* k = native.add_kernels();
       k->set_symbol(absl::StrCat("aotcache_kernel_", i));

@@ -31,6 +31,10 @@ class NativeBackend final : public Backend {
 
   absl::string_view name() const override { return "native"; }
   absl::string_view version() const override { return version_; }
+  // This machine's architecture and ABI (the compiler builds for them), and
+  // the requested CPU level or the architecture's baseline.
+  absl::StatusOr<v1::Target> ArtifactTarget(
+      const v1::Target& requested) const override;
 
  private:
   // Internal with the compiler's message when it fails; DeadlineExceeded
