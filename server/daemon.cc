@@ -92,11 +92,7 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
 }  // namespace
 
 std::string CompilerTempRoot(const std::string& data_dir) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::error_code ec;
-  std::string absolute = std::filesystem::absolute(data_dir, ec).string();
-  return absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
-                      "/aotcache-", Sha256Hex(absolute).substr(0, 16));
+  return absl::StrCat(data_dir, "/compile-tmp");
 }
 
 absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
@@ -110,6 +106,14 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
       !made.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("data dir: ", made.message()));
+  }
+  // Another user who could write it could swap the store or the compiler's
+  // outputs: refused (its group may, for a volume mounted for a group).
+  if (absl::Status st =
+          CheckNobodyElseWrites(options.data_dir, GroupWrites::kAllowed);
+      !st.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("data dir: ", st.message()));
   }
   std::unique_ptr<Daemon> d(new Daemon());
   StoreOptions store_options;
@@ -129,11 +133,12 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   d->store_ = *std::move(store);
   // The store's lock proves no other daemon uses this data dir: what is in
   // its compiler temp root was left by a killed one.
-  const std::string compiler_tmp = CompilerTempRoot(options.data_dir);
-  std::filesystem::remove_all(compiler_tmp, ec);
-  std::filesystem::create_directory(compiler_tmp, ec);
-  std::filesystem::permissions(compiler_tmp, std::filesystem::perms::owner_all,
-                               ec);
+  if (absl::Status st = ResetPrivateDirectory(
+          CompilerTempRoot(options.data_dir), GroupWrites::kAllowed);
+      !st.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("compiler temp dir: ", st.message()));
+  }
   Backend* backend = options.backend;
   if (backend == nullptr) {
     absl::StatusOr<std::unique_ptr<Backend>> made = MakeBackend(options);

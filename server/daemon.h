@@ -52,10 +52,12 @@ struct DaemonOptions {
 };
 
 // Where the host compiler's private dirs are made for the daemon of
-// `data_dir`: a dir of its own under $TMPDIR (else /tmp), not on the data
-// dir's disk (which may be full). A daemon empties it when it starts (its
-// store's lock proves it is the only one of this data dir), so that what a
-// killed daemon's compiles left is removed.
+// `data_dir`: <data_dir>/compile-tmp, 0700 and the daemon's, where no other
+// user can rename or replace them (a root under a shared $TMPDIR could be
+// made first by anyone). A daemon makes it anew when it starts (its store's
+// lock proves it is the only one of this data dir), so that what a killed
+// daemon's compiles left is removed, and refuses to start when it cannot
+// verify it.
 std::string CompilerTempRoot(const std::string& data_dir);
 
 class Daemon {

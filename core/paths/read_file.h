@@ -5,10 +5,13 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
+
 namespace aotcache {
 
-// The bytes of `path`; empty when it cannot be read.
-std::string ReadFile(const std::string& path);
+// The bytes of `path`. NotFound when there is no such file,
+// FailedPrecondition when it cannot be read whole.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 }  // namespace aotcache
 

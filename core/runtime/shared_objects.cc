@@ -1,6 +1,7 @@
 #include "core/runtime/shared_objects.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,21 +12,30 @@
 #include "absl/synchronization/mutex.h"
 #include "core/key/digest.h"
 #include "core/paths/data_dir.h"
-#include "core/paths/read_file.h"
+#include "core/paths/private_dir.h"
+#include "core/status_macros.h"
 
 namespace aotcache {
 namespace {
 
-// Writes `bytes` to `path` unless a file with the same digest is there,
-// through a temporary file renamed into place (atomic for other readers).
-absl::Status WriteOnce(const std::string& path, const std::string& bytes,
-                       const std::string& digest) {
-  if (std::filesystem::exists(path) && Sha256Hex(ReadFile(path)) == digest) {
-    return absl::OkStatus();
-  }
+// Whether `path` is a file (not a symlink) whose bytes have `digest`.
+bool HasDigest(const std::string& path, const std::string& digest) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string bytes;
+  char buffer[1 << 16];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) bytes.append(buffer, n);
+  ::close(fd);
+  return n == 0 && Sha256Hex(bytes) == digest;
+}
+
+// Writes `bytes` to `path` through a temporary file renamed into place
+// (atomic for other readers).
+absl::Status Write(const std::string& path, const std::string& bytes) {
   std::string tmp = absl::StrCat(path, ".", getpid(), ".tmp");
   {
-    std::ofstream out(tmp, std::ios::binary);
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << bytes;
     if (!out) return absl::FailedPreconditionError("cannot write " + tmp);
   }
@@ -47,12 +57,21 @@ absl::StatusOr<void*> OpenSharedObject(const std::string& bytes) {
   absl::MutexLock lock(&mu);
   auto it = handles->find(digest);
   if (it != handles->end()) return it->second;
-  std::string dir = DefaultDataDir() + "/native";
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  std::string path = absl::StrCat(dir, "/", digest, ".so");
-  absl::Status written = WriteOnce(path, bytes, digest);
-  if (!written.ok()) return written;
+  const std::string dir = DefaultDataDir() + "/native";
+  AOTCACHE_RETURN_IF_ERROR(CreatePrivateDirectories(dir));
+  AOTCACHE_RETURN_IF_ERROR(CheckNobodyElseWrites(dir));
+  const std::string path = absl::StrCat(dir, "/", digest, ".so");
+  // Re-hashed before use. Nobody else can write the dir (checked above), so
+  // the file checked is the file loaded. (Loading through the checked
+  // descriptor's /proc/self/fd path is no option: glibc takes a path it
+  // loaded before, a reused descriptor number, for the same object.)
+  if (!HasDigest(path, digest)) {
+    AOTCACHE_RETURN_IF_ERROR(Write(path, bytes));
+    if (!HasDigest(path, digest)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot read back ", path, " as written"));
+    }
+  }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     return absl::FailedPreconditionError(

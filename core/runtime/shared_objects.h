@@ -1,7 +1,8 @@
 // The native backend's compiled kernels at run time: a shared object is
 // written once to a content-addressed directory (<data dir>/native/
-// <sha256>.so, re-hashed before use) and opened once per process. Handles
-// are never closed: kernels may run until the process exits.
+// <sha256>.so, 0700, which no other user may write) and opened once per
+// process after its bytes are re-hashed. Handles are never closed: kernels
+// may run until the process exits.
 // Thread-safety: thread-safe.
 #ifndef AOTCACHE_CORE_RUNTIME_SHARED_OBJECTS_H_
 #define AOTCACHE_CORE_RUNTIME_SHARED_OBJECTS_H_
@@ -13,7 +14,8 @@
 namespace aotcache {
 
 // The dlopen handle of the shared object `bytes`. FailedPrecondition when
-// it cannot be written or opened (the message says why).
+// it cannot be written or opened, or when another user could write its
+// directory (the message says why).
 absl::StatusOr<void*> OpenSharedObject(const std::string& bytes);
 
 // The address of `symbol` in `handle`, or InvalidArgument.

@@ -3,6 +3,9 @@
 #include "core/backend/native/host_compiler.h"
 
 #include <dlfcn.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -157,6 +160,79 @@ TEST(HostCompilerTest, AMissingCompilerIsAFailedPrecondition) {
   EXPECT_TRUE(absl::IsFailedPrecondition(so.status())) << so.status();
   EXPECT_TRUE(absl::IsFailedPrecondition(
       HostCompilerVersion("/nonexistent/c++").status()));
+}
+
+// A root another user can write: they could rename the compile's private
+// dir and swap the shared object for their own code.
+TEST(HostCompilerTest, ARootOtherUsersCanWriteIsRefused) {
+  testing::TempDir tmp;
+  HostCompilerOptions options;
+  options.temp_root = tmp.path();
+  for (mode_t mode : {0777, 0770}) {
+    ASSERT_EQ(chmod(tmp.path().c_str(), mode), 0);
+    absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
+    EXPECT_TRUE(absl::IsFailedPrecondition(so.status())) << so.status();
+    EXPECT_THAT(so.status().message(), HasSubstr("writable by other users"));
+    EXPECT_TRUE(IsEmpty(tmp.path()));
+  }
+  // Sticky, as /tmp: nobody can rename another user's entries.
+  ASSERT_EQ(chmod(tmp.path().c_str(), 01777), 0);
+  EXPECT_TRUE(CompileSharedObject("int x;\n", options).ok());
+  const std::string link = tmp.path() + "/link";
+  std::filesystem::create_directory_symlink("/tmp", link);
+  options.temp_root = link;
+  absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
+  EXPECT_TRUE(absl::IsFailedPrecondition(so.status())) << so.status();
+  EXPECT_THAT(so.status().message(), HasSubstr("symlink"));
+}
+
+// Once stored as a successful compile: an empty shared object.
+TEST(HostCompilerTest, ACompilerThatLeavesNoOutputHasFailed) {
+  testing::TempDir tmp, bin;
+  const std::string cc = bin.path() + "/silent-cc";
+  std::ofstream(cc) << "#!/bin/sh\necho compiled\nexit 0\n";
+  std::filesystem::permissions(cc, std::filesystem::perms::owner_all);
+  const std::string empty_cc = bin.path() + "/empty-cc";
+  std::ofstream(empty_cc) << "#!/bin/sh\n"
+                          << "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && "
+                             ": > \"$2\"; shift; done\n";
+  std::filesystem::permissions(empty_cc, std::filesystem::perms::owner_all);
+  HostCompilerOptions options;
+  options.temp_root = tmp.path();
+  options.compiler = cc;
+  absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
+  EXPECT_TRUE(absl::IsInternal(so.status())) << so.status();
+  EXPECT_THAT(so.status().message(), HasSubstr("no such file"));
+  EXPECT_THAT(so.status().message(), HasSubstr("compiled"));  // Its log.
+  options.compiler = empty_cc;
+  so = CompileSharedObject("int x;\n", options);
+  EXPECT_TRUE(absl::IsInternal(so.status())) << so.status();
+  EXPECT_THAT(so.status().message(), HasSubstr("empty shared object"));
+  EXPECT_TRUE(IsEmpty(tmp.path()));
+}
+
+// A full disk passes when space is freed: UNAVAILABLE (retry, or compile
+// elsewhere), never a failure the cache remembers.
+TEST(HostCompilerTest, AFullDiskIsUnavailable) {
+  testing::TempDir dir;
+  const std::string disk = dir.path() + "/disk";
+  std::filesystem::create_directory(disk);
+  if (mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=4m,mode=0700") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here (needs root)";
+  }
+  {
+    std::ofstream filler(disk + "/filler", std::ios::binary);
+    const std::string block(1 << 16, 'x');
+    while (filler.write(block.data(), block.size())) {
+    }
+  }
+  HostCompilerOptions options;
+  options.temp_root = disk;
+  absl::StatusOr<std::string> so = CompileSharedObject(
+      "extern \"C\" int twice(int x) { return 2 * x; }\n", options);
+  EXPECT_TRUE(absl::IsUnavailable(so.status())) << so.status();
+  EXPECT_THAT(so.status().message(), HasSubstr("no space left"));
+  umount(disk.c_str());
 }
 
 TEST(HostCompilerTest, ReportsItsVersion) {

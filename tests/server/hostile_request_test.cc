@@ -5,6 +5,7 @@
 // that overflowed, a port shared with another daemon, files any user could
 // open.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -293,6 +294,66 @@ TEST(DaemonFilesTest, TheDataDirAndSocketAreTheOwnersWhateverTheUmask) {
     ASSERT_EQ(stat(socket.c_str(), &st), 0) << socket;
     EXPECT_EQ(st.st_mode & 0777, 0600u) << socket;
   }
+}
+
+// The attack: another local user makes the compiler's temp root before the
+// daemon (it was a predictable name under $TMPDIR) and renames the
+// daemon's per-compile dirs to swap the shared objects it stores. The root
+// is the data dir's now, made anew at each start and verified.
+TEST(DaemonFilesTest, AnotherUserCannotSwapTheCompilersDirs) {
+  TempDir dir, attacker;
+  ASSERT_EQ(chmod(attacker.path().c_str(), 0777), 0);
+  const bool as_root = geteuid() == 0;
+  if (as_root) ASSERT_EQ(chown(attacker.path().c_str(), 65534, 65534), 0);
+  const std::string data_dir = dir.path() + "/data";
+  ASSERT_EQ(mkdir(data_dir.c_str(), 0700), 0);
+  const std::string root = CompilerTempRoot(data_dir);
+  std::filesystem::create_directory_symlink(attacker.path(), root);
+  DaemonOptions options;
+  options.data_dir = data_dir;
+  options.backend_name = "native";
+  auto daemon = Daemon::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  struct stat st;
+  ASSERT_EQ(lstat(root.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_uid, geteuid());
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  auto channel =
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*daemon)->port()),
+                          grpc::InsecureChannelCredentials());
+  auto compile = v1::CompileService::NewStub(channel);
+  v1::CompileRequest request;
+  *request.mutable_graph() = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
+  grpc::ClientContext ctx;
+  v1::CompileResponse response;
+  grpc::Status compiled = compile->Compile(&ctx, request, &response);
+  ASSERT_TRUE(compiled.ok()) << compiled.error_message();
+  EXPECT_TRUE(std::filesystem::is_empty(attacker.path()));
+}
+
+TEST(DaemonFilesTest, ADataDirOtherUsersCanWriteIsRefused) {
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  DaemonOptions options;
+  options.data_dir = dir.path();
+  options.listen = "";
+  auto daemon = Daemon::Start(options);
+  ASSERT_FALSE(daemon.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(daemon.status())) << daemon.status();
+  EXPECT_TRUE(
+      absl::StrContains(daemon.status().message(), "writable by other users"))
+      << daemon.status();
+  // Its group may write it (a volume mounted for the daemon's group).
+  ASSERT_EQ(chmod(dir.path().c_str(), 0770), 0);
+  EXPECT_TRUE(Daemon::Start(options).ok());
+  if (geteuid() != 0) return;  // Only root can give a dir away.
+  ASSERT_EQ(chmod(dir.path().c_str(), 0700), 0);
+  ASSERT_EQ(chown(dir.path().c_str(), 65534, 65534), 0);
+  daemon = Daemon::Start(options);
+  ASSERT_FALSE(daemon.ok());
+  EXPECT_TRUE(absl::StrContains(daemon.status().message(), "another user"))
+      << daemon.status();
 }
 
 }  // namespace

@@ -20,10 +20,28 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "core/paths/private_dir.h"
 #include "core/paths/read_file.h"
 
 namespace aotcache {
 namespace {
+
+// The compiler could not write its files: another try, after space is
+// freed, may pass (so no failure memory keeps it), and the caller can
+// compile elsewhere meanwhile.
+absl::Status DiskFull(const std::string& dir) {
+  return absl::UnavailableError(
+      absl::StrCat("no space left for the C++ compiler's files in ", dir));
+}
+
+// Whether the file system of `dir` has too little room left for a compile's
+// files (a source, objects, a shared object).
+bool NearlyFull(const std::string& dir) {
+  constexpr uintmax_t kRoomForACompile = uintmax_t{16} << 20;
+  std::error_code ec;
+  std::filesystem::space_info space = std::filesystem::space(dir, ec);
+  return !ec && space.available < kRoomForACompile;
+}
 
 // A directory removed, with everything in it, when this goes away.
 class PrivateDir {
@@ -34,8 +52,15 @@ class PrivateDir {
       const char* tmp = std::getenv("TMPDIR");
       parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
     }
+    // In a dir another user could write, they could swap the compiler's
+    // output for code every client of the artifact runs.
+    if (absl::Status st = CheckNobodyElseWrites(parent); !st.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the compiler's temporary root: ", st.message()));
+    }
     std::string tmpl = parent + "/aotcache-cc-XXXXXX";
     if (mkdtemp(tmpl.data()) == nullptr) {
+      if (errno == ENOSPC) return DiskFull(parent);
       return absl::FailedPreconditionError(
           absl::StrCat("cannot make a temporary directory in ", parent, ": ",
                        std::strerror(errno)));
@@ -215,7 +240,10 @@ absl::StatusOr<std::string> CompileSharedObject(
   {
     std::ofstream f(src, std::ios::binary);
     f << source;
-    if (!f) return absl::FailedPreconditionError("cannot write " + src);
+    if (!f) {
+      if (NearlyFull(dir->path())) return DiskFull(dir->path());
+      return absl::FailedPreconditionError("cannot write " + src);
+    }
   }
   std::vector<std::string> compiler = {options.compiler};
   compiler.insert(compiler.end(), options.flags.begin(), options.flags.end());
@@ -236,11 +264,21 @@ absl::StatusOr<std::string> CompileSharedObject(
                      absl::FormatDuration(options.timeout), " and was killed"));
   }
   if (!WIFEXITED(exit->status) || WEXITSTATUS(exit->status) != 0) {
+    if (NearlyFull(dir->path())) return DiskFull(dir->path());
     return absl::InternalError(absl::StrCat("the C++ compiler failed (",
                                             absl::StrJoin(argv, " "), "):\n",
-                                            ReadFile(log)));
+                                            ReadFile(log).value_or("")));
   }
-  return ReadFile(out);
+  // A compiler that exits 0 without its output (or with an empty one) has
+  // failed all the same: an empty shared object is no artifact.
+  absl::StatusOr<std::string> so = ReadFile(out);
+  if (!so.ok() || so->empty()) {
+    return absl::InternalError(
+        absl::StrCat("the C++ compiler exited 0 but left ",
+                     so.ok() ? "an empty shared object" : so.status().message(),
+                     ":\n", ReadFile(log).value_or("")));
+  }
+  return so;
 }
 
 absl::StatusOr<std::string> HostCompilerVersion(const std::string& compiler) {
@@ -255,7 +293,7 @@ absl::StatusOr<std::string> HostCompilerVersion(const std::string& compiler) {
     return absl::FailedPreconditionError(
         absl::StrCat("'", compiler, " --version' failed"));
   }
-  std::string text = ReadFile(log);
+  std::string text = ReadFile(log).value_or("");
   return text.substr(0, text.find('\n'));
 }
 

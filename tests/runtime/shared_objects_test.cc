@@ -1,0 +1,66 @@
+// Loading the native backend's shared objects in a client: from the data
+// dir's native/ (XDG_CACHE_HOME is a temp dir in this binary), re-hashed
+// through the descriptor that is loaded, never from a dir other users can
+// write.
+#include "core/runtime/shared_objects.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/backend/native/host_compiler.h"
+#include "core/key/digest.h"
+#include "core/paths/data_dir.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace aotcache {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string SharedObjectReturning(const std::string& symbol, int value) {
+  absl::StatusOr<std::string> so =
+      CompileSharedObject("extern \"C\" int " + symbol + "() { return " +
+                              std::to_string(value) + "; }\n",
+                          HostCompilerOptions());
+  EXPECT_TRUE(so.ok()) << so.status();
+  return so.value_or("");
+}
+
+int Call(void* handle, const std::string& symbol) {
+  absl::StatusOr<void*> fn = FindSymbol(handle, symbol);
+  EXPECT_TRUE(fn.ok()) << fn.status();
+  return fn.ok() ? reinterpret_cast<int (*)()>(*fn)() : -1;
+}
+
+TEST(SharedObjectsTest, AFileSwappedInTheDirIsNeverLoaded) {
+  const std::string genuine = SharedObjectReturning("answer", 42);
+  const std::string forged = SharedObjectReturning("answer", 666);
+  const std::string dir = DefaultDataDir() + "/native";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/" + Sha256Hex(genuine) + ".so", std::ios::binary)
+      << forged;
+  absl::StatusOr<void*> handle = OpenSharedObject(genuine);
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  EXPECT_EQ(Call(*handle, "answer"), 42);
+}
+
+TEST(SharedObjectsTest, ADirOtherUsersCanWriteIsRefused) {
+  const std::string so = SharedObjectReturning("refused", 1);
+  const std::string dir = DefaultDataDir() + "/native";
+  std::filesystem::create_directories(dir);
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  absl::StatusOr<void*> handle = OpenSharedObject(so);
+  EXPECT_TRUE(absl::IsFailedPrecondition(handle.status())) << handle.status();
+  EXPECT_THAT(handle.status().message(), HasSubstr("writable by other users"));
+  ASSERT_EQ(chmod(dir.c_str(), 0700), 0);
+  handle = OpenSharedObject(so);
+  ASSERT_TRUE(handle.ok()) << handle.status();
+  EXPECT_EQ(Call(*handle, "refused"), 1);
+}
+
+}  // namespace
+}  // namespace aotcache
