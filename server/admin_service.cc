@@ -27,6 +27,7 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
   response->set_store_write_problem(store_->WriteProblem());
   response->set_remembered_failures(c.remembered_failures);
   response->set_bypass_memo_hits(c.bypass_memo_hits);
+  response->set_store_recovery_damage(store_->recovery_damage());
   return grpc::Status::OK;
 }
 
@@ -86,6 +87,7 @@ grpc::Status AdminServiceImpl::Verify(grpc::ServerContext*,
   for (const std::string& key : report->corrupt_entries) {
     response->add_corrupt_entries(absl::BytesToHexString(key));
   }
+  response->set_recovery_damage(report->recovery_damage);
   return grpc::Status::OK;
 }
 

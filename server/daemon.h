@@ -72,6 +72,9 @@ class Daemon {
   absl::string_view backend_name() const { return backend_name_; }
   // Empty while the store takes writes; else why not (a full disk, say).
   std::string store_write_problem() const { return store_->WriteProblem(); }
+  const std::string& store_recovery_damage() const {
+    return store_->recovery_damage();
+  }
   Cache& cache() { return *cache_; }
   // How long since the last call to any service.
   absl::Duration SinceLastCall() const { return call_clock_.SinceLastCall(); }

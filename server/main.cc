@@ -92,6 +92,11 @@ int main(int argc, char** argv) {
                 (*daemon)->socket_path().c_str());
   }
   LOG(INFO) << "backend: " << (*daemon)->backend_name();
+  if (const std::string& damage = (*daemon)->store_recovery_damage();
+      !damage.empty()) {
+    LOG(ERROR) << "store damaged at open: " << damage
+               << " (aotcache stats and verify report it until a restart)";
+  }
   if (std::string problem = (*daemon)->store_write_problem();
       !problem.empty()) {
     LOG(WARNING) << "store not written (answers are compiled, not stored): "

@@ -204,6 +204,9 @@ class Remote {
     if (!s.store_write_problem().empty()) {
       out_ << "store not written: " << s.store_write_problem() << "\n";
     }
+    if (!s.store_recovery_damage().empty()) {
+      out_ << "store damaged at open: " << s.store_recovery_damage() << "\n";
+    }
     return 0;
   }
 
@@ -356,9 +359,14 @@ class Remote {
       for (const std::string& key : response.corrupt_entries()) {
         out_ << "  dropped entry " << key << " (recompiled on next request)\n";
       }
+      if (!response.recovery_damage().empty()) {
+        out_ << "damaged at open: " << response.recovery_damage() << "\n";
+      }
     }
-    return response.corrupt().empty() && response.corrupt_entries().empty() ? 0
-                                                                            : 1;
+    return response.corrupt().empty() && response.corrupt_entries().empty() &&
+                   response.recovery_damage().empty()
+               ? 0
+               : 1;
   }
 
  private:

@@ -30,6 +30,7 @@ int RunRepairCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   out << "repaired " << store << ": " << report->entries << " entries, "
       << report->artifacts << " artifacts readable\n";
+  for (const std::string& step : report->steps) out << "  " << step << "\n";
   for (const std::string& key : report->dropped_entries) {
     out << "  dropped entry " << absl::BytesToHexString(key)
         << " (recompiled on its next request)\n";
@@ -40,8 +41,8 @@ int RunRepairCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   out << "files the repair replaced or could not read are kept in " << store
       << "/lost\n";
-  const bool lost =
-      !report->dropped_entries.empty() || !report->dropped_artifacts.empty();
+  const bool lost = report->lost_unnamed || !report->dropped_entries.empty() ||
+                    !report->dropped_artifacts.empty();
   return lost ? 1 : 0;
 }
 

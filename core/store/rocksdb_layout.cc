@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/store/merge_operators.h"
 #include "rocksdb/cache.h"
@@ -92,6 +93,18 @@ std::string RepairHint(const std::string& path, const rocksdb::Status& st) {
       std::filesystem::path(path).parent_path().string(),
       "' (it salvages what it can and reports what was lost), or move the "
       "data dir away to start empty");
+}
+
+bool HasStoreFiles(const std::string& path) {
+  std::error_code ec;
+  for (const auto& f : std::filesystem::directory_iterator(path, ec)) {
+    const std::string name = f.path().filename().string();
+    if (absl::StartsWith(name, "MANIFEST-") || absl::EndsWith(name, ".sst") ||
+        absl::EndsWith(name, ".log") || absl::EndsWith(name, ".blob")) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace aotcache

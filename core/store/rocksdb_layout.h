@@ -53,6 +53,10 @@ absl::StatusOr<int> LockStore(const std::string& path);
 // (empty unless it is damage a repair may mend).
 std::string RepairHint(const std::string& path, const rocksdb::Status& st);
 
+// Whether `path` holds files of a RocksDB store (tables, logs, blob files,
+// MANIFESTs), whatever state its CURRENT file is in.
+bool HasStoreFiles(const std::string& path);
+
 }  // namespace aotcache
 
 #endif  // AOTCACHE_CORE_STORE_ROCKSDB_LAYOUT_H_

@@ -54,6 +54,15 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   rocksdb::Status listed =
       rocksdb::DB::ListColumnFamilies(db_options, options.path, &existing);
   bool fresh = !listed.ok();  // No database there yet.
+  if (fresh && HasStoreFiles(options.path)) {
+    // A store whose CURRENT file is gone: RocksDB would start a new one over
+    // it and every entry would be lost.
+    rocksdb::Status missing = rocksdb::Status::Corruption(
+        "its table, log or MANIFEST files are there but not its CURRENT file");
+    return absl::DataLossError(absl::StrCat("store ", options.path, ": ",
+                                            missing.ToString(),
+                                            RepairHint(options.path, missing)));
+  }
   std::set<std::string> known = {rocksdb::kDefaultColumnFamilyName,
                                  kEntries,
                                  kArtifacts,
@@ -82,8 +91,25 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
     st = rocksdb::DB::OpenForReadOnly(db_options, options.path, families,
                                       &store->handles_, &db);
   } else {
-    st = rocksdb::DB::Open(db_options, options.path, families, &store->handles_,
+    // Strictly first: a log that ends in a damaged record opens only with
+    // its tail dropped, and that is said (RocksDB drops it without a word).
+    rocksdb::Options strict = db_options;
+    strict.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+    st = rocksdb::DB::Open(strict, options.path, families, &store->handles_,
                            &db);
+    if (st.IsCorruption()) {
+      const std::string damage = st.ToString();
+      st = rocksdb::DB::Open(db_options, options.path, families,
+                             &store->handles_, &db);
+      if (st.ok()) {
+        store->recovery_damage_ = absl::StrCat(
+            "the write-ahead log ended in a damaged or incomplete record (",
+            damage,
+            "); the writes in and after it were dropped. A crash during a "
+            "write leaves one (that write was never acknowledged); a machine "
+            "crash or a damaged disk may have lost acknowledged entries");
+      }
+    }
   }
   if (!st.ok()) {
     if (st.IsIOError() && st.ToString().find("lock") != std::string::npos) {

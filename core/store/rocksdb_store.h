@@ -78,16 +78,29 @@ class RocksDbStore final : public EntryStore {
   ~RocksDbStore();
 
   // Salvages a damaged store (one that does not open: a damaged WAL,
-  // MANIFEST or table file, a missing CURRENT) with RocksDB's repairer,
-  // which sets the files it replaced or could not read aside in
-  // <path>/lost; then verifies every entry and artifact (Verify) and drops
-  // the entries whose artifacts did not survive. Unavailable while a daemon
-  // holds the store.
+  // MANIFEST or table file, a missing CURRENT), keeping every entry and
+  // artifact it can read, in the least destructive way that opens it:
+  //   1. as it is, its log replayed (a damaged tail, then damaged records
+  //      of the log, skipped and said);
+  //   2. with CURRENT pointed at each MANIFEST, newest first;
+  //   3. RocksDB's repairer, which rebuilds the MANIFEST from the table
+  //      files and sets what it replaced or could not read aside in
+  //      <path>/lost; the artifacts of blob files (which it does not
+  //      recover) are read back from them first, each checked against its
+  //      digest.
+  // Each step that opens is flushed (the log's writes into table files).
+  // Then every entry and artifact is verified (Verify), and the entries
+  // whose artifacts did not survive are dropped. Unavailable while a
+  // daemon holds the store.
   struct RepairReport {
     int64_t entries = 0;    // Whole (with their artifacts) after the repair.
     int64_t artifacts = 0;  // Readable after the repair.
     std::vector<std::string> dropped_entries;    // Keys.
     std::vector<std::string> dropped_artifacts;  // Digests.
+    std::vector<std::string> steps;  // What was done, what was damaged.
+    // Damaged records of the log were dropped: entries that cannot be
+    // named may be lost.
+    bool lost_unnamed = false;
   };
   static absl::StatusOr<RepairReport> Repair(const std::string& path);
 
@@ -139,6 +152,10 @@ class RocksDbStore final : public EntryStore {
   // that failed, a read-only open), for stats and logs.
   std::string WriteProblem() const;
 
+  // Empty when the store opened whole; else what its open dropped (a log
+  // that ended in a damaged record), for stats, verify and logs.
+  const std::string& recovery_damage() const { return recovery_damage_; }
+
   // Re-hashes every artifact and reads every entry; drops and reports the
   // artifacts whose bytes do not match their digest and the entries that
   // do not parse or are not their key's. RocksDB's own checksums are
@@ -148,11 +165,17 @@ class RocksDbStore final : public EntryStore {
     std::vector<std::string> corrupt;
     int64_t checked_entries = 0;
     std::vector<std::string> corrupt_entries;  // Keys.
+    std::string recovery_damage;               // recovery_damage().
   };
   absl::StatusOr<VerifyReport> Verify();
 
  private:
   RocksDbStore() = default;
+
+  // Repair's last step: the store at `path` opens and verifies; fills
+  // `report` with what is left and what was dropped.
+  static absl::Status CheckRepaired(const std::string& path,
+                                    RepairReport* report);
 
   // The entry under `key` parsed as Message (CacheEntry or its header).
   template <typename Message>
@@ -185,6 +208,7 @@ class RocksDbStore final : public EntryStore {
   int64_t hits_written_micros_ ABSL_GUARDED_BY(hits_mu_) = 0;
 
   StoreOptions options_;
+  std::string recovery_damage_;  // Constant after Open.
   bool read_only_ = false;  // Opened on a full disk: serves, stores nothing.
   int lock_fd_ = -1;        // The store's LOCK, held when read-only.
   mutable absl::Mutex writes_mu_;
