@@ -35,7 +35,11 @@ std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& shape) {
   int64_t s = 1;
   for (size_t d = shape.size(); d-- > 0;) {
     stride[d] = s;
-    s *= shape[d] > 1 ? shape[d] : 1;
+    // Saturates: only an empty tensor gets this far (validation refuses
+    // the others), and its strides address nothing.
+    if (__builtin_mul_overflow(s, shape[d] > 1 ? shape[d] : 1, &s)) {
+      s = Meta::kSaturated;
+    }
   }
   return stride;
 }

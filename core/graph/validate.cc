@@ -1,5 +1,6 @@
 #include "core/graph/validate.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +50,7 @@ absl::Status CheckMeta(absl::FunctionRef<std::string()> where_fn,
                                 " entries for ", meta.shape_size(), " dims"));
   }
   int64_t numel = 1;
+  int64_t span = 1;  // Of its contiguous strides: sizes of 0 counted as 1.
   for (int64_t s : meta.shape()) {
     if (s < 0) return Invalid(where(), absl::StrCat("negative size ", s));
     if (__builtin_mul_overflow(numel, s, &numel)) {
@@ -57,6 +59,12 @@ absl::Status CheckMeta(absl::FunctionRef<std::string()> where_fn,
     if (numel > limits.max_numel) {
       return absl::ResourceExhaustedError(absl::StrCat(
           where(), ": element count exceeds the limit ", limits.max_numel));
+    }
+    if (__builtin_mul_overflow(span, std::max<int64_t>(s, 1), &span) ||
+        span > limits.max_numel) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat(where(), ": sizes multiply past the limit ",
+                       limits.max_numel, " (an empty dim counts as 1)"));
     }
   }
   for (int64_t s : meta.stride()) {

@@ -166,6 +166,24 @@ TEST_F(HostileRequestTest, AnOverflowingStorageExtentIsRefused) {
       << st.error_message();
 }
 
+// An empty tensor whose other sizes multiply past int64: its contiguous
+// strides overflowed in validation (the sanitizer build died; the release
+// daemon stored the graph).
+TEST_F(HostileRequestTest, AnEmptyTensorWithOverflowingStridesIsRefused) {
+  v1::Graph g = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": ["0", "1099511627776",
+                "1099511627776"], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [{"name": "y", "op": "aten.neg.default", "args": [{"node": "x"}],
+               "grad_mode": "GRAD_MODE_ENABLED"}],
+    "outputs": ["y"]})json");
+  v1::CompileResponse response;
+  grpc::Status st = Compile(g, &response);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << st.error_message();
+  EXPECT_TRUE(absl::StrContains(st.error_message(), "inputs[0]"))
+      << st.error_message();
+}
+
 // A 1 MiB op name: the error names it, cut short, instead of a gRPC
 // metadata-size error.
 TEST_F(HostileRequestTest, ErrorsQuoteRequestTextCutShort) {
