@@ -15,8 +15,18 @@ using Results = absl::StatusOr<std::vector<Tensor>>;
 
 // Every view op: the result is its input's storage seen through the meta
 // shape inference computed (exact strides and offset).
+// Whatever an artifact says (as_strided takes its layout from arguments), a
+// view never reaches past its storage.
 Results ViewOf(const KernelArgs& k) {
-  return std::vector<Tensor>{k.tensor(0).View(k.result_meta(0))};
+  const Tensor& base = k.tensor(0);
+  const Meta& view = k.result_meta(0);
+  if (view.StorageExtent() > base.storage_elements()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(k.node->op->qualified_name, ": the view reaches element ",
+                     view.StorageExtent() - 1, " of a storage of ",
+                     base.storage_elements(), " elements"));
+  }
+  return std::vector<Tensor>{base.View(view)};
 }
 
 // A fresh result holding self's values (clone, casts, copies).

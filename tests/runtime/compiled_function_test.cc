@@ -16,6 +16,7 @@
 #include "core/graph/validate.h"
 #include "core/runtime/graph_executor.h"
 #include "core/runtime/strided.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/value_fixtures.h"
@@ -172,6 +173,37 @@ TEST(CompiledFunctionTest, HandsTheEpilogueToCallersThatApplyItThemselves) {
   EXPECT_EQ(eager.inputs[0].ToDoubles(), before) << "the caller's tensor moved";
   EXPECT_EQ(testing::CompareValues((*raw)[0], eager.inputs_after[0]), "");
   EXPECT_EQ(testing::CompareValues((*raw)[1], eager.outputs[0]), "");
+}
+
+// An artifact whose as_strided view reaches past its input's storage read
+// out of bounds (ASan: SEGV). Whatever an artifact says, no view reaches
+// past its storage: the call is refused before anything is read.
+TEST(CompiledFunctionTest, AViewPastItsStorageIsRefusedNotRead) {
+  v1::Graph graph = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [4], "dtype": "DTYPE_FLOAT32",
+                "is_leaf": true}}],
+    "nodes": [
+      {"name": "v", "op": "aten.as_strided.default",
+       "args": [{"node": "x"}, {"ints": {"values": [1000000]}},
+                {"ints": {"values": [1]}}],
+       "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "y", "op": "aten.neg.default", "args": [{"node": "v"}],
+       "grad_mode": "GRAD_MODE_ENABLED"}],
+    "outputs": ["y"]})json");
+  absl::StatusOr<CompilePlan> plan = Plan(graph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ReferenceBackend backend;
+  absl::StatusOr<v1::Artifact> forward = CompileForward(*plan, backend);
+  ASSERT_TRUE(forward.ok()) << forward.status();
+  auto f = CompiledFunction::Load(*forward, plan->metadata);
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::vector<Tensor> inputs = {Tensor::Contiguous({4}, v1::DTYPE_FLOAT32)};
+  auto result = (*f)->Forward(&inputs);
+  EXPECT_TRUE(absl::IsInvalidArgument(result.status())) << result.status();
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::HasSubstr("aten.as_strided.default"));
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::HasSubstr("storage of 4"));
 }
 
 TEST(BufferPlanTest, PlannedPeakIsBelowEveryIntermediateInItsOwnMemory) {
