@@ -1,6 +1,5 @@
 // ReadJsonFast (json_fast_path.h): rapidjson's SAX events, written into the
 // message through reflection.
-#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
 #include <cstdint>
@@ -223,10 +222,16 @@ bool ReadJsonFast(absl::string_view json, Message* message) {
   if (IsWellKnownType(message->GetDescriptor())) return false;
   // rapidjson's streams end at a NUL: "{}\0junk" would read as "{}".
   if (json.find('\0') != absl::string_view::npos) return false;
+  // In situ (strings and numbers read in a copy of the text) and
+  // recursive: rapidjson 1.1.0's own stack, which the other modes use,
+  // offsets a null pointer on its first push (undefined behaviour; the
+  // sanitizer build aborted on every input). The recursion is bounded: the
+  // handler refuses nesting past kMaxDepth and arrays in arrays.
+  std::string text(json);
   Reader handler(message);
   rapidjson::Reader reader;
-  rapidjson::MemoryStream stream(json.data(), json.size());
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag |
+  rapidjson::InsituStringStream stream(&text[0]);
+  constexpr unsigned kFlags = rapidjson::kParseInsituFlag |
                               rapidjson::kParseValidateEncodingFlag |
                               rapidjson::kParseNumbersAsStringsFlag;
   return !reader.Parse<kFlags>(stream, handler).IsError() && handler.done();

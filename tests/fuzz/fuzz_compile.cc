@@ -11,8 +11,10 @@
 #include "core/graph/canonical_graph.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/graph/graph_json.h"
+#include "core/graph/json_fast_path.h"
 #include "core/key/cache_key.h"
 #include "core/runtime/compiled_function.h"
+#include "google/protobuf/util/json_util.h"
 #include "tests/testing/disguise.h"
 
 namespace aotcache::fuzz {
@@ -103,6 +105,18 @@ void CompileGraphJson(const std::string& bytes) {
               renamed->backward == artifacts->backward,
           "renaming changes no artifact");
   }
+}
+
+void ReadJsonBothWays(const std::string& bytes) {
+  v1::Graph fast;
+  if (!ReadJsonFast(bytes, &fast)) return;  // Protobuf's answer stands.
+  v1::Graph slow;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  Check(google::protobuf::util::JsonStringToMessage(bytes, &slow, options).ok(),
+        "protobuf's parser takes what the fast reader takes");
+  Check(DeterministicBytes(fast) == DeterministicBytes(slow),
+        "the fast reader reads protobuf's message");
 }
 
 void LoadArtifact(const std::string& bytes) {

@@ -16,6 +16,11 @@ namespace aotcache::fuzz {
 // with code-carrying names compiles to the same artifacts.
 void CompileGraphJson(const std::string& bytes);
 
+// `bytes` as graph JSON read by the fast reader (json_fast_path.h) and by
+// protobuf's parser: whatever the fast reader takes, protobuf's parser
+// takes too, to the same message.
+void ReadJsonBothWays(const std::string& bytes);
+
 // `bytes` as a CompileResponse (a forward artifact and its metadata, as a
 // hostile or damaged daemon could send): loaded by the runtime and run.
 void LoadArtifact(const std::string& bytes);

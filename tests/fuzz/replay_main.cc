@@ -1,6 +1,6 @@
-// fuzz_replay KIND FILE_OR_DIR...: runs the fuzz target KIND ("graph" or
-// "artifact") on every file given (directories: every file in them), as
-// the fuzzer would, and prints how many ran. A crash or a broken invariant
+// fuzz_replay KIND FILE_OR_DIR...: runs the fuzz target KIND ("graph",
+// "json" or "artifact") on every file given (directories: every file in them),
+// as the fuzzer would, and prints how many ran. A crash or a broken invariant
 // aborts. scripts/test replays the seeds and every input a fuzzer ever
 // crashed on (tests/fuzz/regressions) with it.
 #include <filesystem>
@@ -13,7 +13,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: fuzz_replay graph|artifact FILE_OR_DIR...\n";
+    std::cerr << "usage: fuzz_replay graph|json|artifact FILE_OR_DIR...\n";
     return 2;
   }
   const std::string kind = argv[1];
@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     bytes << in.rdbuf();
     if (kind == "graph") {
       aotcache::fuzz::CompileGraphJson(bytes.str());
+    } else if (kind == "json") {
+      aotcache::fuzz::ReadJsonBothWays(bytes.str());
     } else {
       aotcache::fuzz::LoadArtifact(bytes.str());
     }
