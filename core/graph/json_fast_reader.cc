@@ -227,7 +227,12 @@ bool ReadJsonFast(absl::string_view json, Message* message) {
   // offsets a null pointer on its first push (undefined behaviour; the
   // sanitizer build aborted on every input). The recursion is bounded: the
   // handler refuses nesting past kMaxDepth and arrays in arrays.
+  // An in-situ stream has no end but a NUL, and UTF-8 validation takes a
+  // sequence's bytes before it looks at them: NULs past the text keep a
+  // truncated sequence or escape at its end inside the copy (the
+  // differential fuzzer read past it).
   std::string text(json);
+  text.append(8, '\0');
   Reader handler(message);
   rapidjson::Reader reader;
   rapidjson::InsituStringStream stream(&text[0]);

@@ -235,6 +235,12 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
           absl::StrCat("inputs[", i, "] '", graph_->inputs(i).name(),
                        "': layout differs from the graph's input meta"));
     }
+    if (inputs[i].meta().StorageExtent() > inputs[i].storage_elements()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "inputs[", i, "] '", graph_->inputs(i).name(), "': reaches element ",
+          inputs[i].meta().StorageExtent() - 1, " of a storage of ",
+          inputs[i].storage_elements(), " elements"));
+    }
     values[i] = inputs[i];
   }
   for (int c = 0; c < g.num_constants(); ++c) {

@@ -206,6 +206,31 @@ TEST(CompiledFunctionTest, AViewPastItsStorageIsRefusedNotRead) {
               ::testing::HasSubstr("storage of 4"));
 }
 
+// A caller's tensor whose layout reaches past its memory (a binding that
+// got a storage's size wrong) is refused, not read past.
+TEST(CompiledFunctionTest, AnInputPastItsStorageIsRefusedNotRead) {
+  v1::Graph graph = testing::GraphFromJson(R"json({
+    "inputs": [{"name": "x", "meta": {"shape": [4096], "dtype": "DTYPE_FLOAT32",
+                "is_leaf": true}}],
+    "nodes": [{"name": "y", "op": "aten.neg.default", "args": [{"node": "x"}],
+               "grad_mode": "GRAD_MODE_ENABLED"}],
+    "outputs": ["y"]})json");
+  absl::StatusOr<CompilePlan> plan = Plan(graph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<v1::Artifact> forward =
+      CompileForward(*plan, ReferenceBackend());
+  ASSERT_TRUE(forward.ok()) << forward.status();
+  auto f = CompiledFunction::Load(*forward, plan->metadata);
+  ASSERT_TRUE(f.ok()) << f.status();
+  std::vector<float> memory(2);
+  std::vector<Tensor> inputs = {Tensor::Borrow(
+      memory.data(), 2, ContiguousMeta({4096}, v1::DTYPE_FLOAT32))};
+  auto result = (*f)->Forward(&inputs);
+  EXPECT_TRUE(absl::IsInvalidArgument(result.status())) << result.status();
+  EXPECT_THAT(std::string(result.status().message()),
+              ::testing::HasSubstr("storage of 2 elements"));
+}
+
 TEST(BufferPlanTest, PlannedPeakIsBelowEveryIntermediateInItsOwnMemory) {
   // Inference forwards and training backwards, whose intermediates die early.
   ReferenceBackend backend;
