@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -11,7 +12,6 @@
 #include "absl/time/time.h"
 #include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
-#include "core/key/digest.h"
 #include "core/key/target.h"
 #include "core/paths/private_dir.h"
 #include "core/status_macros.h"
@@ -170,14 +170,22 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(int64_t{256} << 20));
-  if (!options.listen.empty()) {
-    if (absl::StartsWith(options.listen, "unix:")) {
-      builder.AddListeningPort(options.listen,
-                               grpc::InsecureServerCredentials());
-    } else {
-      builder.AddListeningPort(options.listen,
-                               grpc::InsecureServerCredentials(), &d->port_);
+  const int idle_ms = static_cast<int>(options.idle_connection_timeout.count());
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, idle_ms);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, idle_ms);
+  if (absl::StartsWith(options.listen, "unix:")) {
+    builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials());
+  } else if (!options.listen.empty()) {
+    // TCP connections come through the gate (connection_gate.h).
+    ConnectionLimits limits = options.connections;
+    const int64_t open_files = RaiseOpenFileLimit();
+    if (open_files > 0) {
+      limits.max_total =
+          static_cast<int>(std::min<int64_t>(limits.max_total, open_files / 2));
     }
+    AOTCACHE_ASSIGN_OR_RETURN(d->gate_,
+                              ConnectionGate::Listen(options.listen, limits));
+    d->port_ = d->gate_->port();
   }
   builder.AddListeningPort(absl::StrCat("unix:", d->socket_path_),
                            grpc::InsecureServerCredentials());
@@ -193,6 +201,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
         absl::StrCat("cannot listen on ", options.listen, " and ",
                      d->socket_path_, " (is the port in use?)"));
   }
+  if (d->gate_ != nullptr) d->gate_->Start(d->server_.get());
   return d;
 }
 
@@ -208,6 +217,7 @@ void Daemon::Shutdown(std::chrono::milliseconds grace) {
       CancelHostCompiles();
     }
   });
+  if (gate_ != nullptr) gate_->Stop();  // No new connections.
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_->Wait();
   stopped.Notify();

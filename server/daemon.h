@@ -22,6 +22,7 @@
 #include "grpcpp/server.h"
 #include "server/bytes_in_flight.h"
 #include "server/call_clock.h"
+#include "server/connection_gate.h"
 #include "server/worker_pool.h"
 
 namespace aotcache {
@@ -48,6 +49,13 @@ struct DaemonOptions {
   // (else unconfined, with a warning), "bwrap" (an error where it does not
   // run), "none". Resource limits apply either way.
   std::string compiler_sandbox = "auto";
+  // TCP connections held at once, per peer address and in all (the total is
+  // also kept below half the open-file limit): past them a connection is
+  // closed at once, and the unix socket keeps answering.
+  ConnectionLimits connections;
+  // A connection without a call for this long is closed (clients reconnect
+  // on their next call); so is one whose handshake takes this long.
+  std::chrono::milliseconds idle_connection_timeout = std::chrono::minutes(5);
   Backend* backend = nullptr;  // Not owned; overrides backend_name.
 };
 
@@ -98,6 +106,9 @@ class Daemon {
   std::unique_ptr<grpc::Service> compile_service_;
   std::unique_ptr<grpc::Service> admin_service_;
   std::unique_ptr<grpc::Server> server_;
+  // After the server: stopped (destroyed) first, since it hands the server
+  // connections.
+  std::unique_ptr<ConnectionGate> gate_;
   int port_ = 0;
   std::string socket_path_;
   bool shut_down_ = false;

@@ -39,6 +39,15 @@ ABSL_FLAG(std::string, durability, "wal",
 ABSL_FLAG(int64_t, idle_exit_seconds, 0,
           "exit after this long without a call (0: never); clients that "
           "start a daemon themselves set it");
+ABSL_FLAG(int32_t, max_connections_per_peer, 64,
+          "TCP connections held at once from one address; more are closed at "
+          "once");
+ABSL_FLAG(int32_t, max_connections, 1024,
+          "TCP connections held at once in all (also at most half the "
+          "open-file limit, which is raised to its hard limit at start)");
+ABSL_FLAG(int64_t, idle_connection_seconds, 300,
+          "a connection without a call (or a handshake) for this long is "
+          "closed; clients reconnect on their next call");
 ABSL_FLAG(int64_t, drain_seconds, 30,
           "on SIGTERM, how long in-flight requests may take");
 
@@ -58,6 +67,11 @@ int main(int argc, char** argv) {
   options.max_bytes_in_flight = absl::GetFlag(FLAGS_max_bytes_in_flight);
   options.max_graph_nodes = absl::GetFlag(FLAGS_max_graph_nodes);
   options.min_free_bytes = absl::GetFlag(FLAGS_min_free_bytes);
+  options.connections.max_per_peer =
+      absl::GetFlag(FLAGS_max_connections_per_peer);
+  options.connections.max_total = absl::GetFlag(FLAGS_max_connections);
+  options.idle_connection_timeout =
+      std::chrono::seconds(absl::GetFlag(FLAGS_idle_connection_seconds));
   std::string durability = absl::GetFlag(FLAGS_durability);
   if (durability == "sync") {
     options.durability = aotcache::Durability::kSync;

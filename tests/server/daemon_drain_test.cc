@@ -92,7 +92,8 @@ TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
   backend.release.Notify();
   slow.join();
   stopper.join();
-  EXPECT_TRUE(slow_status.ok()) << slow_status.error_message();
+  EXPECT_TRUE(slow_status.ok())
+      << slow_status.error_code() << " " << slow_status.error_message();
   EXPECT_EQ(slow_response.status(), v1::COMPILE_STATUS_MISS);
   EXPECT_TRUE(shut_down);
 }
