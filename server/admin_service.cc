@@ -1,5 +1,7 @@
 #include "server/admin_service.h"
 
+#include <algorithm>
+
 #include "absl/strings/escaping.h"
 #include "server/grpc_status.h"
 
@@ -35,7 +37,10 @@ grpc::Status AdminServiceImpl::ListEntries(
     grpc::ServerContext*, const v1::ListEntriesRequest* request,
     v1::ListEntriesResponse* response) {
   clock_->Touch();
+  // Capped: one page is held in memory whole.
+  constexpr int kMaxPageSize = 1000;
   int page_size = request->page_size() > 0 ? request->page_size() : 100;
+  page_size = std::min(page_size, kMaxPageSize);
   absl::StatusOr<RocksDbStore::Page> page =
       store_->List(request->page_token(), page_size);
   if (!page.ok()) return ToGrpc(page.status());

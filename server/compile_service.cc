@@ -135,21 +135,33 @@ grpc::ServerUnaryReactor* CompileServiceImpl::GetBackward(
     grpc::ByteBuffer* response) {
   clock_->Touch();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // Within the same budget as Compile: it may carry a whole CompileRequest.
+  const int64_t size = static_cast<int64_t>(request->Length());
+  if (!in_flight_->TryTake(size)) {
+    reactor->Finish(
+        grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                     absl::StrCat("the daemon holds ", in_flight_->limit(),
+                                  " bytes of requests already; retry later")));
+    return reactor;
+  }
   v1::GetBackwardRequest decoded;
   if (!decoded.ParseFromString(Flatten(*request))) {
+    in_flight_->Give(size);
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                  "the request is not a GetBackwardRequest"));
     return reactor;
   }
-  workers_->Schedule([this, reactor, response, decoded = std::move(decoded)]() {
-    v1::GetBackwardResponse answer;
-    grpc::Status status = AnswerGetBackward(decoded, &answer);
-    if (status.ok()) {
-      grpc::Slice slice(answer.SerializeAsString());
-      *response = grpc::ByteBuffer(&slice, 1);
-    }
-    reactor->Finish(status);
-  });
+  workers_->Schedule(
+      [this, reactor, response, size, decoded = std::move(decoded)]() {
+        v1::GetBackwardResponse answer;
+        grpc::Status status = AnswerGetBackward(decoded, &answer);
+        if (status.ok()) {
+          grpc::Slice slice(answer.SerializeAsString());
+          *response = grpc::ByteBuffer(&slice, 1);
+        }
+        in_flight_->Give(size);
+        reactor->Finish(status);
+      });
   return reactor;
 }
 

@@ -128,6 +128,17 @@ TEST(DaemonLimitsTest, RequestsPastTheBytesInFlightAreRefused) {
     EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
         << st.error_message();
   }
+  {
+    // GetBackward carries a whole CompileRequest: the same budget.
+    v1::GetBackwardRequest backward;
+    backward.set_key(std::string(32, 'k'));
+    *backward.mutable_request() = Request("layer_norm_softmax__rg.json");
+    grpc::ClientContext ctx;
+    v1::GetBackwardResponse response;
+    grpc::Status st = stub->GetBackward(&ctx, backward, &response);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << st.error_message();
+  }
   backend.release.Notify();
   first.join();
   EXPECT_TRUE(held_status.ok()) << held_status.error_message();

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "grpcpp/impl/client_unary_call.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "tests/store/store_entries.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/temp_dir.h"
 
@@ -229,6 +231,36 @@ TEST_F(DaemonTest, AdminListsShowsDeletesAndVerifies) {
     EXPECT_EQ(report.checked(), 1);
     EXPECT_EQ(report.corrupt_size(), 0);
   }
+}
+
+// ListEntries(page_size = 2^31-1) once built a page of the whole store in
+// memory: pages are capped.
+TEST(DaemonPagesTest, AHugePageSizeGetsACappedPage) {
+  TempDir dir;
+  {
+    StoreOptions store_options;
+    store_options.path = dir.path() + "/store";
+    auto store = RocksDbStore::Open(store_options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    for (int i = 0; i < 1001; ++i) {
+      auto [entry, artifact] = testing::NumberedEntry(i, 64);
+      ASSERT_TRUE((*store)->Put(entry, {artifact}).ok());
+    }
+  }
+  DaemonOptions options;
+  options.data_dir = dir.path();
+  options.backend_name = "reference";
+  auto daemon = Daemon::Start(options);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  auto admin = v1::AdminService::NewStub(grpc::CreateChannel(
+      "unix:" + (*daemon)->socket_path(), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  v1::ListEntriesRequest list;
+  list.set_page_size(std::numeric_limits<int32_t>::max());
+  v1::ListEntriesResponse page;
+  ASSERT_TRUE(admin->ListEntries(&ctx, list, &page).ok());
+  EXPECT_EQ(page.entries_size(), 1000);
+  EXPECT_FALSE(page.next_page_token().empty());
 }
 
 TEST_F(DaemonTest, GetBackwardCarryingTheRequestSurvivesADeletedEntry) {
