@@ -13,6 +13,14 @@
 namespace aotcache {
 namespace {
 
+// What a request past the bytes-in-flight budget gets, at once.
+grpc::Status OverBudget(const BytesInFlight& in_flight) {
+  return grpc::Status(
+      grpc::StatusCode::RESOURCE_EXHAUSTED,
+      absl::StrCat("the daemon holds ", in_flight.limit(),
+                   " bytes of requests already; retry later"));
+}
+
 CompileRequest FromProto(const v1::CompileRequest& r) {
   return CompileRequest{r.graph(), r.options(), r.target(), ""};
 }
@@ -95,10 +103,7 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
   }
   const int64_t size = static_cast<int64_t>(bytes.size());
   if (!in_flight_->TryTake(size)) {
-    reactor->Finish(
-        grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                     absl::StrCat("the daemon holds ", in_flight_->limit(),
-                                  " bytes of requests already; retry later")));
+    reactor->Finish(OverBudget(*in_flight_));
     return reactor;
   }
   workers_->Schedule([this, reactor, response, by_reference, size,
@@ -138,10 +143,7 @@ grpc::ServerUnaryReactor* CompileServiceImpl::GetBackward(
   // Within the same budget as Compile: it may carry a whole CompileRequest.
   const int64_t size = static_cast<int64_t>(request->Length());
   if (!in_flight_->TryTake(size)) {
-    reactor->Finish(
-        grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                     absl::StrCat("the daemon holds ", in_flight_->limit(),
-                                  " bytes of requests already; retry later")));
+    reactor->Finish(OverBudget(*in_flight_));
     return reactor;
   }
   v1::GetBackwardRequest decoded;

@@ -165,9 +165,6 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  // gRPC sets SO_REUSEPORT by default: a second daemon on a port in use
-  // would bind it too and take half of its traffic to another store.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_bytes));
   builder.SetMaxSendMessageSize(static_cast<int>(int64_t{256} << 20));
   const int idle_ms = static_cast<int>(options.idle_connection_timeout.count());

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -150,6 +151,35 @@ TEST(HostCompilerTest, CancelKillsTheCompilesRunningNow) {
   cancel.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   EXPECT_TRUE(absl::IsCancelled(so.status())) << so.status();
+  EXPECT_TRUE(IsEmpty(tmp.path()));
+}
+
+// At a drain deadline the compiles queued behind the running ones must not
+// start after the kill: the daemon overran its grace by their length.
+TEST(HostCompilerTest, CancelAlsoStopsTheCompilesWaitingForACompiler) {
+  testing::TempDir tmp, bin;
+  std::string slow = bin.path() + "/slow-cc";
+  std::ofstream(slow) << "#!/bin/sh\nsleep 60\n";
+  std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
+  HostCompilerOptions options;
+  options.compiler = slow;
+  options.temp_root = tmp.path();
+  const int n = MaxConcurrentCompilers() + 3;
+  std::vector<absl::Status> results(n);
+  std::vector<std::thread> compiles;
+  absl::Time start = absl::Now();
+  for (int i = 0; i < n; ++i) {
+    compiles.emplace_back([&, i] {
+      results[i] = CompileSharedObject("int x;\n", options).status();
+    });
+  }
+  absl::SleepFor(absl::Milliseconds(500));
+  CancelHostCompiles();
+  for (std::thread& t : compiles) t.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  for (const absl::Status& st : results) {
+    EXPECT_TRUE(absl::IsCancelled(st)) << st;
+  }
   EXPECT_TRUE(IsEmpty(tmp.path()));
 }
 

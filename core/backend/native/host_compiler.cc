@@ -119,10 +119,11 @@ class CompilerSlot {
 };
 
 // Runs argv with stdout and stderr into `log`, in a process group of its
-// own; kills the group at `timeout` or when CancelHostCompiles is called.
+// own; kills the group at `timeout` or when CancelHostCompiles is called
+// after `epoch` (cancel_epoch when the caller began).
 absl::StatusOr<Exit> Run(const std::vector<std::string>& argv,
-                         const std::string& log, absl::Duration timeout) {
-  const int64_t epoch = cancel_epoch.load();
+                         const std::string& log, absl::Duration timeout,
+                         int64_t epoch) {
   std::vector<char*> args;
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
@@ -232,6 +233,9 @@ absl::StatusOr<std::string> CompileSharedObject(
     return absl::FailedPreconditionError(absl::StrCat(
         "cannot run the C++ compiler '", options.compiler, "': not found"));
   }
+  // A compile waiting for a compiler when CancelHostCompiles is called is
+  // cancelled too (at a drain deadline, none may start after).
+  const int64_t epoch = cancel_epoch.load();
   absl::StatusOr<PrivateDir> dir = PrivateDir::Make(options.temp_root);
   if (!dir.ok()) return dir.status();
   const std::string src = dir->path() + "/kernels.cc";
@@ -253,7 +257,9 @@ absl::StatusOr<std::string> CompileSharedObject(
   std::vector<std::string> argv =
       Confined(options, dir->path(), std::move(compiler));
   CompilerSlot slot;
-  absl::StatusOr<Exit> exit = Run(argv, log, options.timeout);
+  absl::StatusOr<Exit> exit = Exit{/*timed_out=*/false, /*cancelled=*/true};
+  if (cancel_epoch.load() == epoch)
+    exit = Run(argv, log, options.timeout, epoch);
   if (!exit.ok()) return exit.status();
   if (exit->cancelled) {
     return absl::CancelledError("the C++ compiler was stopped: shutting down");
@@ -286,7 +292,7 @@ absl::StatusOr<std::string> HostCompilerVersion(const std::string& compiler) {
   if (!dir.ok()) return dir.status();
   const std::string log = dir->path() + "/version.log";
   absl::StatusOr<Exit> exit =
-      Run({compiler, "--version"}, log, absl::Seconds(30));
+      Run({compiler, "--version"}, log, absl::Seconds(30), cancel_epoch.load());
   if (!exit.ok()) return exit.status();
   if (exit->timed_out || !WIFEXITED(exit->status) ||
       WEXITSTATUS(exit->status) != 0) {

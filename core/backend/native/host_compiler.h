@@ -43,8 +43,9 @@ struct HostCompilerOptions {
 // Compilers run at once in this process, beyond which compiles wait.
 int MaxConcurrentCompilers();
 
-// Kills every compile running now (they return Cancelled); later compiles
-// run as usual. For a daemon whose drain deadline passed.
+// Kills every compile running now and cancels those waiting for a
+// compiler (they return Cancelled); compiles begun later run as usual. For
+// a daemon whose drain deadline passed.
 void CancelHostCompiles();
 
 // The shared object's bytes. Internal with the compiler's message when it
