@@ -15,10 +15,9 @@ namespace {
 
 // What a request past the bytes-in-flight budget gets, at once.
 grpc::Status OverBudget(const BytesInFlight& in_flight) {
-  return grpc::Status(
-      grpc::StatusCode::RESOURCE_EXHAUSTED,
-      absl::StrCat("the daemon holds ", in_flight.limit(),
-                   " bytes of requests already; retry later"));
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      absl::StrCat("the daemon holds ", in_flight.limit(),
+                                   " bytes of requests already; retry later"));
 }
 
 CompileRequest FromProto(const v1::CompileRequest& r) {
@@ -191,6 +190,10 @@ grpc::Status CompileServiceImpl::FetchArtifact(
     grpc::ServerContext* context, const v1::FetchArtifactRequest* request,
     grpc::ServerWriter<v1::ArtifactChunk>* writer) {
   clock_->Touch();
+  if (!IsSha256Hex(request->digest())) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "digest: not 64 lowercase hex digits (a SHA-256)");
+  }
   absl::StatusOr<std::string> bytes = store_->GetArtifact(request->digest());
   if (!bytes.ok()) return ToGrpc(bytes.status());
   constexpr size_t kChunkBytes = size_t{1} << 20;

@@ -1,6 +1,6 @@
 // SHA-256 digests as lowercase hex, for content addressing and hashes of
 // canonical encodings.
-// Thread-safety: pure function.
+// Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_KEY_DIGEST_H_
 #define AOTCACHE_CORE_KEY_DIGEST_H_
 
@@ -11,6 +11,9 @@
 namespace aotcache {
 
 std::string Sha256Hex(absl::string_view bytes);
+
+// Whether `text` is what Sha256Hex returns: 64 lowercase hex digits.
+bool IsSha256Hex(absl::string_view text);
 
 }  // namespace aotcache
 
