@@ -38,6 +38,10 @@ DbOptions(const StoreOptions& options) {
   // Column families flushed together: without a WAL (Durability::kNoWal) an
   // entry must never reach disk without its artifacts and schema version.
   db_options.atomic_flush = true;
+  // No preallocation: RocksDB would reserve a write buffer's size and more
+  // (72 MB) for every new log, which on a small volume reads as a full disk
+  // before anything is written.
+  db_options.allow_fallocate = false;
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
