@@ -25,6 +25,19 @@ using ::testing::HasSubstr;
 
 bool IsEmpty(const std::string& dir) { return std::filesystem::is_empty(dir); }
 
+// Options whose "compiler" (written into `bin`) would run for a minute, with
+// a child of its own, making its private dirs in `tmp`.
+HostCompilerOptions SlowCompiler(const std::string& bin,
+                                 const std::string& tmp) {
+  const std::string slow = bin + "/slow-cc";
+  std::ofstream(slow) << "#!/bin/sh\nsleep 60 &\nsleep 60\n";
+  std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
+  HostCompilerOptions options;
+  options.compiler = slow;
+  options.temp_root = tmp;
+  return options;
+}
+
 TEST(HostCompilerTest, CompilesASharedObjectThatLoadsAndRuns) {
   testing::TempDir tmp;
   HostCompilerOptions options;
@@ -60,13 +73,7 @@ TEST(HostCompilerTest, ACompilerErrorCarriesItsMessageAndLeavesNoFiles) {
 
 TEST(HostCompilerTest, ACompilePastTheTimeoutIsKilledAndLeavesNoFiles) {
   testing::TempDir tmp, bin;
-  // A "compiler" that would run for a minute, with a child of its own.
-  std::string slow = bin.path() + "/slow-cc";
-  std::ofstream(slow) << "#!/bin/sh\nsleep 60 &\nsleep 60\n";
-  std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
-  HostCompilerOptions options;
-  options.compiler = slow;
-  options.temp_root = tmp.path();
+  HostCompilerOptions options = SlowCompiler(bin.path(), tmp.path());
   options.timeout = absl::Milliseconds(300);
   absl::Time start = absl::Now();
   absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
@@ -136,12 +143,7 @@ TEST(HostCompilerTest, ACompilerPastItsMemoryLimitFails) {
 
 TEST(HostCompilerTest, CancelKillsTheCompilesRunningNow) {
   testing::TempDir tmp, bin;
-  std::string slow = bin.path() + "/slow-cc";
-  std::ofstream(slow) << "#!/bin/sh\nsleep 60\n";
-  std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
-  HostCompilerOptions options;
-  options.compiler = slow;
-  options.temp_root = tmp.path();
+  HostCompilerOptions options = SlowCompiler(bin.path(), tmp.path());
   absl::Time start = absl::Now();
   std::thread cancel([] {
     absl::SleepFor(absl::Milliseconds(300));
@@ -158,12 +160,7 @@ TEST(HostCompilerTest, CancelKillsTheCompilesRunningNow) {
 // start after the kill: the daemon overran its grace by their length.
 TEST(HostCompilerTest, CancelAlsoStopsTheCompilesWaitingForACompiler) {
   testing::TempDir tmp, bin;
-  std::string slow = bin.path() + "/slow-cc";
-  std::ofstream(slow) << "#!/bin/sh\nsleep 60\n";
-  std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
-  HostCompilerOptions options;
-  options.compiler = slow;
-  options.temp_root = tmp.path();
+  HostCompilerOptions options = SlowCompiler(bin.path(), tmp.path());
   const int n = MaxConcurrentCompilers() + 3;
   std::vector<absl::Status> results(n);
   std::vector<std::thread> compiles;
