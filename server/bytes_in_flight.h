@@ -1,14 +1,16 @@
-// BytesInFlight: a bound on the request bytes the daemon holds at once (a
-// request's decoded graph and its analysis take several times its bytes),
-// so that many large concurrent requests are refused instead of exhausting
-// memory.
+// BytesInFlight: a bound on the bytes of requests and downloads the daemon
+// holds at once (a request's decoded graph and its analysis take several
+// times its bytes), so that many large concurrent requests are refused
+// instead of exhausting memory.
 // Thread-safety: thread-safe.
 #ifndef AOTCACHE_SERVER_BYTES_IN_FLIGHT_H_
 #define AOTCACHE_SERVER_BYTES_IN_FLIGHT_H_
 
 #include <cstdint>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "grpcpp/support/status.h"
 
 namespace aotcache {
 
@@ -31,6 +33,14 @@ class BytesInFlight {
     taken_ -= n;
   }
   int64_t limit() const { return limit_; }
+
+  // What a request past the budget gets, at once.
+  grpc::Status OverBudget() const {
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat("the daemon holds ", limit_,
+                     " bytes of requests and downloads already; retry later"));
+  }
 
  private:
   const int64_t limit_;

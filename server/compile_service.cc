@@ -8,17 +8,14 @@
 #include "aotcache/v1/compile_frames.pb.h"
 #include "core/graph/deterministic_bytes.h"
 #include "core/key/digest.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format_lite.h"
+#include "grpcpp/support/proto_buffer_reader.h"
+#include "server/artifact_stream.h"
 #include "server/grpc_status.h"
 
 namespace aotcache {
 namespace {
-
-// What a request past the bytes-in-flight budget gets, at once.
-grpc::Status OverBudget(const BytesInFlight& in_flight) {
-  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                      absl::StrCat("the daemon holds ", in_flight.limit(),
-                                   " bytes of requests already; retry later"));
-}
 
 CompileRequest FromProto(const v1::CompileRequest& r) {
   return CompileRequest{r.graph(), r.options(), r.target(), ""};
@@ -68,15 +65,47 @@ grpc::ByteBuffer EncodeResponse(CompileResult& r, bool by_reference) {
   return grpc::ByteBuffer(&slice, 1);
 }
 
-std::string Flatten(const grpc::ByteBuffer& buffer) {
+// The Sha256Hex of a message's bytes, read where gRPC holds them.
+std::string DigestOf(const grpc::ByteBuffer& buffer) {
   std::vector<grpc::Slice> slices;
-  std::string bytes;
-  if (!buffer.Dump(&slices).ok()) return bytes;
-  bytes.reserve(buffer.Length());
+  if (!buffer.Dump(&slices).ok()) return "";
+  std::vector<absl::string_view> pieces;
+  pieces.reserve(slices.size());
   for (const grpc::Slice& s : slices) {
-    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    pieces.emplace_back(reinterpret_cast<const char*>(s.begin()), s.size());
   }
-  return bytes;
+  return Sha256HexOfPieces(pieces);
+}
+
+// Decodes `buffer` where gRPC holds it: no copy of the encoded bytes.
+bool Decode(const grpc::ByteBuffer& buffer, google::protobuf::Message* m) {
+  grpc::ByteBuffer shared(buffer);  // The same slices, referenced.
+  grpc::ProtoBufferReader reader(&shared);
+  return m->ParseFromZeroCopyStream(&reader);
+}
+
+// The artifacts_by_reference field of an encoded CompileRequestFrame, its
+// other fields skipped, not copied; nullopt if the bytes are no message.
+std::optional<bool> ArtifactsByReference(const grpc::ByteBuffer& buffer) {
+  using google::protobuf::internal::WireFormatLite;
+  grpc::ByteBuffer shared(buffer);
+  grpc::ProtoBufferReader reader(&shared);
+  google::protobuf::io::CodedInputStream in(&reader);
+  constexpr uint32_t kTag = WireFormatLite::MakeTag(
+      v1::CompileRequestFrame::kArtifactsByReferenceFieldNumber,
+      WireFormatLite::WIRETYPE_VARINT);
+  bool by_reference = false;
+  for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
+    if (tag == kTag) {
+      uint64_t value = 0;
+      if (!in.ReadVarint64(&value)) return std::nullopt;
+      by_reference = value != 0;
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return std::nullopt;
+    }
+  }
+  if (!in.ConsumedEntireMessage()) return std::nullopt;
+  return by_reference;
 }
 
 }  // namespace
@@ -86,27 +115,27 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
     grpc::ByteBuffer* response) {
   clock_->Touch();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::string bytes = Flatten(*request);
-  v1::CompileRequestFrame frame;
-  if (!frame.ParseFromString(bytes)) {
+  // Nothing is copied before the budget is asked: the request is read
+  // where gRPC holds it.
+  const std::optional<bool> by_reference = ArtifactsByReference(*request);
+  if (!by_reference.has_value()) {
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                  "the request is not a CompileRequest"));
     return reactor;
   }
-  const bool by_reference = frame.artifacts_by_reference();
-  std::string digest = Sha256Hex(bytes);
+  std::string digest = DigestOf(*request);
   if (std::optional<CompileResult> hit = cache_->HitByRequestDigest(digest)) {
-    *response = EncodeResponse(*hit, by_reference);
+    *response = EncodeResponse(*hit, *by_reference);
     reactor->Finish(grpc::Status::OK);
     return reactor;
   }
-  const int64_t size = static_cast<int64_t>(bytes.size());
+  const int64_t size = static_cast<int64_t>(request->Length());
   if (!in_flight_->TryTake(size)) {
-    reactor->Finish(OverBudget(*in_flight_));
+    reactor->Finish(in_flight_->OverBudget());
     return reactor;
   }
-  workers_->Schedule([this, reactor, response, by_reference, size,
-                      bytes = std::move(bytes),
+  workers_->Schedule([this, reactor, request, response, size,
+                      by_reference = *by_reference,
                       digest = std::move(digest)]() mutable {
     // The request's bytes are given back before the call finishes, so a
     // client that sends its next request on the answer finds them free.
@@ -115,7 +144,7 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
       reactor->Finish(std::move(status));
     };
     v1::CompileRequest decoded;
-    if (!decoded.ParseFromString(bytes)) {
+    if (!Decode(*request, &decoded)) {
       finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           "the request is not a CompileRequest"));
       return;
@@ -142,11 +171,11 @@ grpc::ServerUnaryReactor* CompileServiceImpl::GetBackward(
   // Within the same budget as Compile: it may carry a whole CompileRequest.
   const int64_t size = static_cast<int64_t>(request->Length());
   if (!in_flight_->TryTake(size)) {
-    reactor->Finish(OverBudget(*in_flight_));
+    reactor->Finish(in_flight_->OverBudget());
     return reactor;
   }
   v1::GetBackwardRequest decoded;
-  if (!decoded.ParseFromString(Flatten(*request))) {
+  if (!Decode(*request, &decoded)) {
     in_flight_->Give(size);
     reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                  "the request is not a GetBackwardRequest"));
@@ -186,27 +215,19 @@ grpc::Status CompileServiceImpl::AnswerGetBackward(
   return grpc::Status::OK;
 }
 
-grpc::Status CompileServiceImpl::FetchArtifact(
-    grpc::ServerContext* context, const v1::FetchArtifactRequest* request,
-    grpc::ServerWriter<v1::ArtifactChunk>* writer) {
+grpc::ServerWriteReactor<v1::ArtifactChunk>* CompileServiceImpl::FetchArtifact(
+    grpc::CallbackServerContext* context,
+    const v1::FetchArtifactRequest* request) {
   clock_->Touch();
   if (!IsSha256Hex(request->digest())) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "digest: not 64 lowercase hex digits (a SHA-256)");
+    return ArtifactStream::Refuse(
+        grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                     "digest: not 64 lowercase hex digits (a SHA-256)"));
   }
   absl::StatusOr<std::string> bytes = store_->GetArtifact(request->digest());
-  if (!bytes.ok()) return ToGrpc(bytes.status());
-  constexpr size_t kChunkBytes = size_t{1} << 20;
-  size_t offset = 0;
-  do {
-    if (context->IsCancelled()) return grpc::Status::CANCELLED;
-    v1::ArtifactChunk chunk;
-    if (offset == 0) chunk.set_total_bytes(static_cast<int64_t>(bytes->size()));
-    chunk.set_data(bytes->substr(offset, kChunkBytes));
-    offset += kChunkBytes;
-    if (!writer->Write(chunk)) return grpc::Status::CANCELLED;
-  } while (offset < bytes->size());
-  return grpc::Status::OK;
+  if (!bytes.ok()) return ArtifactStream::Refuse(ToGrpc(bytes.status()));
+  return ArtifactStream::Start(context, *std::move(bytes), fetch_time_limit_,
+                               in_flight_);
 }
 
 grpc::Status CompileServiceImpl::Lookup(grpc::ServerContext*,

@@ -11,6 +11,8 @@
 #ifndef AOTCACHE_SERVER_COMPILE_SERVICE_H_
 #define AOTCACHE_SERVER_COMPILE_SERVICE_H_
 
+#include <chrono>
+
 #include "aotcache/v1/service.grpc.pb.h"
 #include "core/cache/cache.h"
 #include "core/store/entry_store.h"
@@ -24,16 +26,21 @@ namespace aotcache {
 class CompileServiceImpl final
     : public v1::CompileService::WithRawCallbackMethod_Compile<
           v1::CompileService::WithRawCallbackMethod_GetBackward<
-              v1::CompileService::Service>> {
+              v1::CompileService::WithCallbackMethod_FetchArtifact<
+                  v1::CompileService::Service>>> {
  public:
-  // Requests past `in_flight`'s budget are refused (RESOURCE_EXHAUSTED).
+  // Requests past `in_flight`'s budget are refused (RESOURCE_EXHAUSTED); a
+  // FetchArtifact stream not read to its end within `fetch_time_limit` is
+  // cancelled.
   CompileServiceImpl(Cache* cache, EntryStore* store, CallClock* clock,
-                     WorkerPool* workers, BytesInFlight* in_flight)
+                     WorkerPool* workers, BytesInFlight* in_flight,
+                     std::chrono::milliseconds fetch_time_limit)
       : cache_(cache),
         store_(store),
         clock_(clock),
         workers_(workers),
-        in_flight_(in_flight) {}
+        in_flight_(in_flight),
+        fetch_time_limit_(fetch_time_limit) {}
 
   grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
                                     const grpc::ByteBuffer* request,
@@ -47,9 +54,10 @@ class CompileServiceImpl final
   grpc::Status Lookup(grpc::ServerContext* context,
                       const v1::LookupRequest* request,
                       v1::LookupResponse* response) override;
-  grpc::Status FetchArtifact(
-      grpc::ServerContext* context, const v1::FetchArtifactRequest* request,
-      grpc::ServerWriter<v1::ArtifactChunk>* writer) override;
+  // A callback stream (artifact_stream.h): an unread one holds no thread.
+  grpc::ServerWriteReactor<v1::ArtifactChunk>* FetchArtifact(
+      grpc::CallbackServerContext* context,
+      const v1::FetchArtifactRequest* request) override;
 
  private:
   grpc::Status AnswerGetBackward(const v1::GetBackwardRequest& request,
@@ -60,6 +68,7 @@ class CompileServiceImpl final
   CallClock* clock_;
   WorkerPool* workers_;
   BytesInFlight* in_flight_;
+  const std::chrono::milliseconds fetch_time_limit_;
 };
 
 }  // namespace aotcache

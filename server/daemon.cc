@@ -17,6 +17,7 @@
 #include "core/status_macros.h"
 #include "glog/logging.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "server/admin_service.h"
@@ -154,7 +155,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   d->in_flight_ = std::make_unique<BytesInFlight>(options.max_bytes_in_flight);
   d->compile_service_ = std::make_unique<CompileServiceImpl>(
       d->cache_.get(), d->store_.get(), &d->call_clock_, d->workers_.get(),
-      d->in_flight_.get());
+      d->in_flight_.get(), options.fetch_time_limit);
   d->admin_service_ = std::make_unique<AdminServiceImpl>(
       d->cache_.get(), d->store_.get(), &d->call_clock_);
 
@@ -166,6 +167,13 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_bytes));
+  // gRPC holds a request whole before the service sees it: what it holds
+  // at once is bounded too (past it, gRPC refuses streams with
+  // RESOURCE_EXHAUSTED).
+  grpc::ResourceQuota quota("aotcached");
+  quota.Resize(static_cast<size_t>(
+      std::max(options.max_bytes_in_flight, 2 * options.max_request_bytes)));
+  builder.SetResourceQuota(quota);
   builder.SetMaxSendMessageSize(static_cast<int>(int64_t{256} << 20));
   const int idle_ms = static_cast<int>(options.idle_connection_timeout.count());
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, idle_ms);

@@ -56,6 +56,9 @@ struct DaemonOptions {
   // A connection without a call for this long is closed (clients reconnect
   // on their next call); so is one whose handshake takes this long.
   std::chrono::milliseconds idle_connection_timeout = std::chrono::minutes(5);
+  // A FetchArtifact stream the client has not read to its end by then is
+  // cancelled (an unread stream holds its artifact's bytes until then).
+  std::chrono::milliseconds fetch_time_limit = std::chrono::minutes(2);
   Backend* backend = nullptr;  // Not owned; overrides backend_name.
 };
 

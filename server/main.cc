@@ -48,6 +48,9 @@ ABSL_FLAG(int32_t, max_connections, 1024,
 ABSL_FLAG(int64_t, idle_connection_seconds, 300,
           "a connection without a call (or a handshake) for this long is "
           "closed; clients reconnect on their next call");
+ABSL_FLAG(int64_t, fetch_seconds, 120,
+          "an artifact download (FetchArtifact) the client has not read to "
+          "its end by then is cancelled");
 ABSL_FLAG(int64_t, drain_seconds, 30,
           "on SIGTERM, how long in-flight requests may take");
 
@@ -72,6 +75,8 @@ int main(int argc, char** argv) {
   options.connections.max_total = absl::GetFlag(FLAGS_max_connections);
   options.idle_connection_timeout =
       std::chrono::seconds(absl::GetFlag(FLAGS_idle_connection_seconds));
+  options.fetch_time_limit =
+      std::chrono::seconds(absl::GetFlag(FLAGS_fetch_seconds));
   std::string durability = absl::GetFlag(FLAGS_durability);
   if (durability == "sync") {
     options.durability = aotcache::Durability::kSync;

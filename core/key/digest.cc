@@ -4,12 +4,15 @@
 
 namespace aotcache {
 
-std::string Sha256Hex(absl::string_view bytes) {
-  // Fetched once: OpenSSL 3 looks EVP_sha256() up on every use otherwise.
+namespace {
+
+// Fetched once: OpenSSL 3 looks EVP_sha256() up on every use otherwise.
+const EVP_MD* Sha256() {
   static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_Digest(bytes.data(), bytes.size(), digest, &size, sha256, nullptr);
+  return sha256;
+}
+
+std::string Hex(const unsigned char* digest, unsigned int size) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string hex;
   hex.reserve(2 * size);
@@ -18,6 +21,28 @@ std::string Sha256Hex(absl::string_view bytes) {
     hex.push_back(kDigits[digest[i] & 15]);
   }
   return hex;
+}
+
+}  // namespace
+
+std::string Sha256Hex(absl::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_Digest(bytes.data(), bytes.size(), digest, &size, Sha256(), nullptr);
+  return Hex(digest, size);
+}
+
+std::string Sha256HexOfPieces(absl::Span<const absl::string_view> pieces) {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, Sha256(), nullptr);
+  for (absl::string_view piece : pieces) {
+    EVP_DigestUpdate(ctx, piece.data(), piece.size());
+  }
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  EVP_DigestFinal_ex(ctx, digest, &size);
+  EVP_MD_CTX_free(ctx);
+  return Hex(digest, size);
 }
 
 bool IsSha256Hex(absl::string_view text) {

@@ -7,10 +7,15 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace aotcache {
 
 std::string Sha256Hex(absl::string_view bytes);
+
+// Sha256Hex of the concatenation of `pieces` (a message's slices), without
+// concatenating them.
+std::string Sha256HexOfPieces(absl::Span<const absl::string_view> pieces);
 
 // Whether `text` is what Sha256Hex returns: 64 lowercase hex digits.
 bool IsSha256Hex(absl::string_view text);
