@@ -204,7 +204,7 @@ def main():
         print("%.6f" % step_ms(*args.worker, args.steps, args.server))
         return
     from aotcache import fx_export
-    from aotcache._native import Client, parse_graph
+    from aotcache._binding import Client, parse_graph
 
     blas = subprocess.run(["update-alternatives", "--query",
                            "libblas.so.3-x86_64-linux-gnu"],

@@ -1,7 +1,8 @@
-"""Training mode's autograd node (_native.TrainingStep, in C++): what a C++
-node must get right beyond the scenarios' values: its backward runs without
-the GIL, on torch's engine, also twice, and when the daemon is gone; and it
-refuses inputs its plan does not describe."""
+"""Training mode's autograd node (_native.TrainingStep in C++, or
+_torch_node.TrainingPlan over _core): what the node must get right beyond
+the scenarios' values: its backward runs on torch's engine from several
+threads, also twice, and when the daemon is gone; and it refuses inputs its
+plan does not describe."""
 
 import threading
 

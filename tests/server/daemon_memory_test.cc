@@ -49,6 +49,21 @@ using ::aotcache::testing::TempDir;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
+// Under AddressSanitizer (scripts/sanitize) freed memory stays in its
+// quarantine and every block has red zones: the resident size says nothing
+// of what the daemon holds, and only the statuses are checked.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kResidentSizeIsMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kResidentSizeIsMeaningful = false;
+#else
+constexpr bool kResidentSizeIsMeaningful = true;
+#endif
+#else
+constexpr bool kResidentSizeIsMeaningful = true;
+#endif
+
 // x [n] float32 + a constant c [n] -> z, c's bytes `fill`, and `padding`
 // bytes more than its shape needs (refused by validation, once admitted).
 v1::CompileRequest Request(int64_t n, char fill, int64_t padding = 0) {
@@ -187,7 +202,9 @@ TEST(DaemonMemoryTest, ConcurrentLargeRequestsStayNearTheBudget) {
             << " MiB; " << admitted << " admitted, " << over_budget
             << " over the budget\n";
   EXPECT_GE(admitted, 1);
-  EXPECT_LT(peak - idle, 3 * budget);
+  if (kResidentSizeIsMeaningful) {
+    EXPECT_LT(peak - idle, 3 * budget);
+  }
 }
 
 // A client that never reads its socket, as a frozen or hostile one: it
@@ -295,7 +312,9 @@ TEST(DaemonMemoryTest, UnreadDownloadsAreBoundedAndCancelled) {
     v1::ArtifactChunk chunk;
     while (reader->Read(&chunk)) bytes += chunk.data().size();
     grpc::Status s = reader->Finish();
-    if (s.ok()) EXPECT_GT(bytes, 800000);
+    if (s.ok()) {
+      EXPECT_GT(bytes, 800000);
+    }
     return s;
   };
   grpc::Status refused;
@@ -316,7 +335,9 @@ TEST(DaemonMemoryTest, UnreadDownloadsAreBoundedAndCancelled) {
   const int64_t peak = daemon.Status("VmHWM");
   std::cout << "idle " << idle / kMiB << " MiB, peak " << peak / kMiB
             << " MiB; downloads served again after " << took << "\n";
-  EXPECT_LT(peak - idle, 3 * budget);
+  if (kResidentSizeIsMeaningful) {
+    EXPECT_LT(peak - idle, 3 * budget);
+  }
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 """How a compiled function runs: PyTorch's AOTAutograd runtime wrappers
 (SEMANTICS.md §5; runtime_wrappers.py), over the artifacts of aotcache.
 
-The C++ runtime (aotcache._native) runs the forward and backward artifacts
-on the caller's memory; in training mode it runs them as one node of
-torch's autograd graph (_native.TrainingStep), whose backward runs the
-backward artifact on the tangents in PyTorch's order, and an input no
-gradient reaches gets None. This module applies the epilogue with torch's
+The C++ runtime (the extension _binding.py chooses) runs the forward and
+backward artifacts on the caller's memory; in training mode it runs them as
+one node of torch's autograd graph (_native.TrainingStep in C++, or
+_torch_node.TrainingPlan), whose backward runs the backward artifact on the
+tangents in PyTorch's order, and an input no gradient reaches gets None. This module applies the epilogue with torch's
 own ops, so that version counters, autograd history, aliasing and
 requires_grad come out as in eager:
 
@@ -24,7 +24,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from ._native import TrainingStep, set_blas_threads
+from . import _torch_node
+from ._binding import USES_NATIVE, extension, set_blas_threads
 from .torch_version import storage_of
 
 NON_ALIAS = "OUTPUT_TYPE_NON_ALIAS"
@@ -132,7 +133,7 @@ class CompiledEntry:
         if self.training:
             self.step = self._training_step(native)
 
-    def _training_step(self, native) -> TrainingStep:
+    def _training_step(self, native):
         """The autograd node's plan, fixed per entry: which mutated inputs
         are written, where each tangent's output sits among the node's
         outputs (-1: not one of them), the other outputs (not
@@ -147,7 +148,8 @@ class CompiledEntry:
         tangent_positions = [
             positions.get((TANGENT_POSITION[t["source"]], int(t.get("index", 0))), -1)
             for t in self.tangents]
-        return TrainingStep(
+        step = extension.TrainingStep if USES_NATIVE else _torch_node.TrainingPlan
+        return step(
             native, num_mutated=len(self.mutated), num_user=self.num_user,
             num_bases=self.num_bases, function_user=self.function_user,
             member=[i in self.members for i in range(len(self.inputs))],
@@ -192,7 +194,10 @@ class CompiledEntry:
             bases = outs[k + len(self.function_user):]
         else:
             with torch.no_grad():
-                raw = self.native.run_forward(inputs, seed, origins)
+                if USES_NATIVE:
+                    raw = self.native.run_forward(inputs, seed, origins)
+                else:
+                    raw = _torch_node.run_forward(self.native, inputs, seed, origins)
             k = len(self.mutated)
             new_values = raw[:k]
             user = raw[k:k + self.num_user]

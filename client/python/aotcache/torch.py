@@ -43,7 +43,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from . import fx_export, torch_version
-from ._native import Client, Error as _NativeError
+from ._binding import Client, Error as _NativeError
 from ._runtime import CompiledEntry
 from .guards import Guards
 

@@ -185,17 +185,18 @@ class _CustomFunctions:
     _lock = threading.Lock()
     _active = 0
     _tracing = threading.local()
-    _had_own = False
-    _original: Any = None
+    # (whether Function has an apply of its own, the original apply): in a
+    # tuple, because a classmethod stored as a class attribute here would
+    # come back bound to this class.
+    _saved: Tuple[bool, Any] = (False, None)
 
     def __enter__(self) -> "_CustomFunctions":
         cls = type(self)
         with cls._lock:
             if cls._active == 0:
                 own = torch.autograd.Function.__dict__.get("apply")
-                cls._had_own = own is not None
-                cls._original = own if own is not None else \
-                    torch._C._FunctionBase.__dict__["apply"]
+                cls._saved = (own is not None, own if own is not None else
+                              torch._C._FunctionBase.__dict__["apply"])
                 torch.autograd.Function.apply = classmethod(_traced_apply)
             cls._active += 1
         cls._tracing.depth = getattr(cls._tracing, "depth", 0) + 1
@@ -207,15 +208,16 @@ class _CustomFunctions:
         with cls._lock:
             cls._active -= 1
             if cls._active == 0:
-                if cls._had_own:
-                    torch.autograd.Function.apply = cls._original
+                had_own, original = cls._saved
+                if had_own:
+                    torch.autograd.Function.apply = original
                 else:
                     del torch.autograd.Function.apply
 
 
 def _traced_apply(cls, *args, **kwargs):
     if not getattr(_CustomFunctions._tracing, "depth", 0):
-        return _CustomFunctions._original.__get__(None, cls)(*args, **kwargs)
+        return _CustomFunctions._saved[1].__get__(None, cls)(*args, **kwargs)
     from torch.utils.checkpoint import CheckpointFunction
     if cls is CheckpointFunction:
         function, _preserve_rng_state, *inputs = args

@@ -17,95 +17,38 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "aotcache/v1/service.pb.h"
 #include "client/cpp/client.h"
+#include "client/python/native/client_binding.h"
 #include "client/python/native/status_error.h"
 #include "client/python/native/torch_tensors.h"
 #include "client/python/native/training_function.h"
-#include "core/graph/graph_json.h"
-#include "core/runtime/blas_threads.h"
 
 namespace py = pybind11;
 
 namespace aotcache {
 namespace {
 
-std::string StatusName(v1::CompileStatus s) {
-  switch (s) {
-    case v1::COMPILE_STATUS_HIT:
-      return "hit";
-    case v1::COMPILE_STATUS_MISS:
-      return "miss";
-    case v1::COMPILE_STATUS_BYPASS:
-      return "bypass";
-    default:
-      return "";
-  }
+// The forward artifact's results for `inputs` (the function's inputs):
+// over the runtime's memory, or views of the input they lie in.
+// `origins[i]`: where the runtime sees inputs[i]'s storage begin (Borrow).
+std::vector<at::Tensor> RunForward(const Function& f,
+                                   const std::vector<at::Tensor>& inputs,
+                                   uint64_t seed,
+                                   const std::vector<int64_t>& origins) {
+  const std::vector<Tensor> args = Borrow(inputs, origins);
+  const CompiledFunction& compiled = f.cached()->function();
+  absl::StatusOr<std::vector<Tensor>> artifact_args =
+      compiled.ArtifactArgs(args);
+  Check(artifact_args.status());
+  absl::StatusOr<std::vector<Tensor>> raw =
+      compiled.RunForwardArtifact(*artifact_args, seed);
+  Check(raw.status());
+  std::vector<at::Tensor> out;
+  out.reserve(raw->size());
+  for (const Tensor& t : *raw) out.push_back(ToTorch(t, args, inputs).tensor);
+  return out;
 }
-
-// A compiled function: Client::Compile's CachedFunction.
-class Function {
- public:
-  explicit Function(std::unique_ptr<CachedFunction> f) : f_(std::move(f)) {}
-
-  const std::shared_ptr<CachedFunction>& cached() const { return f_; }
-
-  std::string key() const { return absl::BytesToHexString(f_->key()); }
-  std::string mode() const {
-    return f_->mode() == v1::MODE_TRAINING ? "training" : "inference";
-  }
-  // "hit", "miss" or "bypass"; compiled in process is a miss.
-  std::string status() const {
-    return f_->source() == Source::kInProcess ? "miss"
-                                              : StatusName(f_->status());
-  }
-  std::string source() const {
-    return f_->source() == Source::kInProcess ? "in_process" : "server";
-  }
-  std::string backward() const {
-    switch (f_->backward_state()) {
-      case v1::BACKWARD_STATE_READY:
-        return "ready";
-      case v1::BACKWARD_STATE_PENDING:
-        return "pending";
-      default:
-        return "none";
-    }
-  }
-  std::string bypass_reason() const { return f_->bypass_reason(); }
-  std::string fallback_reason() const { return f_->fallback_reason(); }
-  std::string backend() const { return f_->backend(); }
-  std::string metadata_json() const {
-    return ToCompactJson(f_->function().metadata(), /*print_defaults=*/true);
-  }
-  std::string convention_json() const {
-    return ToCompactJson(f_->function().forward_convention(),
-                         /*print_defaults=*/true);
-  }
-
-  // The forward artifact's results for `inputs` (the function's inputs):
-  // over the runtime's memory, or views of the input they lie in.
-  // `origins[i]`: where the runtime sees inputs[i]'s storage begin (Borrow).
-  std::vector<at::Tensor> RunForward(
-      const std::vector<at::Tensor>& inputs, uint64_t seed,
-      const std::vector<int64_t>& origins) const {
-    const std::vector<Tensor> args = Borrow(inputs, origins);
-    absl::StatusOr<std::vector<Tensor>> artifact_args =
-        f_->function().ArtifactArgs(args);
-    Check(artifact_args.status());
-    absl::StatusOr<std::vector<Tensor>> raw =
-        f_->function().RunForwardArtifact(*artifact_args, seed);
-    Check(raw.status());
-    std::vector<at::Tensor> out;
-    out.reserve(raw->size());
-    for (const Tensor& t : *raw) out.push_back(ToTorch(t, args, inputs).tensor);
-    return out;
-  }
-
- private:
-  std::shared_ptr<CachedFunction> f_;
-};
 
 // Training mode for one Function: the plan CompiledEntry computed from the
 // metadata, and its run (one autograd node). Tangent dtypes are named as in
@@ -141,84 +84,16 @@ std::shared_ptr<TrainingStep> MakeTrainingStep(
   return step;
 }
 
-v1::Graph ParseGraph(const std::string& graph_json) {
-  v1::Graph graph;
-  Check(ParseJson(graph_json, &graph));
-  return graph;
-}
-
-class PyClient {
- public:
-  PyClient(const std::string& server, const std::string& artifact_dir,
-           const std::string& daemon_binary) {
-    ClientOptions options;
-    options.server = server;
-    options.artifact_dir = artifact_dir;
-    options.daemon_binary = daemon_binary;
-    client_ = std::make_unique<Client>(options);
-  }
-
-  // `graph_json`: an aotcache.v1.Graph in proto3 JSON (fx_export's form).
-  Function Compile(const std::string& graph_json) {
-    return CompileParsed(ParseGraph(graph_json));
-  }
-
-  Function CompileParsed(const v1::Graph& graph) {
-    absl::StatusOr<std::unique_ptr<CachedFunction>> f;
-    {
-      py::gil_scoped_release release;
-      f = client_->Compile(graph);
-    }
-    Check(f.status());
-    return Function(*std::move(f));
-  }
-
-  std::string target() const { return client_->target(); }
-  // Why in-process compiles use the reference backend ("" when native).
-  std::string why_reference() {
-    return client_->in_process_backend().why_reference;
-  }
-  py::dict counters() const {
-    ClientCounters c = client_->counters();
-    py::dict d;
-    d["artifacts_fetched"] = c.artifacts_fetched;
-    d["bytes_fetched"] = c.bytes_fetched;
-    d["local_artifact_hits"] = c.local_artifact_hits;
-    d["loaded_forward_reuses"] = c.loaded_forward_reuses;
-    return d;
-  }
-
- private:
-  std::unique_ptr<Client> client_;
-};
-
 }  // namespace
 }  // namespace aotcache
 
 PYBIND11_MODULE(_native, m) {
-  using aotcache::Function;
-  using aotcache::PyClient;
   m.doc() = "aotcache's C++ client and runtime (see aotcache.torch).";
   py::module_::import("torch");  // Its tensor type, for the conversions.
-  py::register_exception<aotcache::StatusError>(m, "Error");
-  // A graph parsed once, for callers that compile it again and again.
-  py::class_<aotcache::v1::Graph>(m, "Graph");
-  m.def("parse_graph", &aotcache::ParseGraph);
-  m.def("set_blas_threads", &aotcache::SetBlasThreads, py::arg("threads"));
-  py::class_<Function>(m, "Function")
-      .def_property_readonly("key", &Function::key)
-      .def_property_readonly("mode", &Function::mode)
-      .def_property_readonly("status", &Function::status)
-      .def_property_readonly("bypass_reason", &Function::bypass_reason)
-      .def_property_readonly("fallback_reason", &Function::fallback_reason)
-      .def_property_readonly("source", &Function::source)
-      .def_property_readonly("backend", &Function::backend)
-      .def_property_readonly("backward", &Function::backward)
-      .def("metadata_json", &Function::metadata_json)
-      .def("convention_json", &Function::convention_json)
-      .def("run_forward", &Function::RunForward, py::arg("inputs"),
-           py::arg("seed") = 0, py::arg("origins") = std::vector<int64_t>(),
-           py::call_guard<py::gil_scoped_release>());
+  aotcache::BindClient(m).def("run_forward", &aotcache::RunForward,
+                              py::arg("inputs"), py::arg("seed") = 0,
+                              py::arg("origins") = std::vector<int64_t>(),
+                              py::call_guard<py::gil_scoped_release>());
   py::class_<aotcache::TrainingStep, std::shared_ptr<aotcache::TrainingStep>>(
       m, "TrainingStep")
       .def(py::init(&aotcache::MakeTrainingStep), py::arg("function"),
@@ -238,14 +113,4 @@ PYBIND11_MODULE(_native, m) {
           py::arg("inputs"), py::arg("differentiable"), py::arg("seed") = 0,
           py::arg("origins") = std::vector<int64_t>(),
           py::call_guard<py::gil_scoped_release>());
-  py::class_<PyClient>(m, "Client")
-      .def(py::init<const std::string&, const std::string&,
-                    const std::string&>(),
-           py::arg("server") = "", py::arg("artifact_dir") = "",
-           py::arg("daemon_binary") = "")
-      .def("compile", &PyClient::Compile)
-      .def("compile", &PyClient::CompileParsed)
-      .def_property_readonly("target", &PyClient::target)
-      .def("why_reference", &PyClient::why_reference)
-      .def("counters", &PyClient::counters);
 }
