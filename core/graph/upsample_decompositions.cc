@@ -4,6 +4,7 @@
 // weights for align_corners true and false). Their gradients are those of
 // the ops they become, which are torch's: each output's gradient back to the
 // pixels it read, with the same weights.
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -38,13 +39,31 @@ absl::StatusOr<std::vector<int64_t>> OutputSize(const Meta& x,
                               x.shape[3] * factors.ints[1]};
 }
 
-// upsample_nearest2d.vec(input, output_size?, scale_factors?) by whole
-// factors: each pixel repeated kh x kw times, which is torch's nearest
-// (source floor(dst / k)); its gradient sums each block, as torch's.
-Results UpsampleNearest2d(Decomposer& d) {
+// The .default forms (torch 2.x's make_fx) give output_size and the scales
+// the caller passed, which torch uses for the source indices: accepted when
+// they say what output_size / input size says (or are None).
+absl::Status CheckScales(const Meta& x, const BoundArg& size,
+                         const BoundArg& scale_h, const BoundArg& scale_w) {
+  if (x.dim() != 4 || size.ints.size() != 2) return absl::OkStatus();
+  for (auto [scale, in, out, name] :
+       {std::make_tuple(&scale_h, x.shape[2], size.ints[0], "scales_h"),
+        std::make_tuple(&scale_w, x.shape[3], size.ints[1], "scales_w")}) {
+    if (!scale->is_none() && scale->AsDouble() * static_cast<double>(in) !=
+                                 static_cast<double>(out)) {
+      return ArgError(name, "must be output_size / input size, or None");
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Nearest by whole factors: each pixel repeated kh x kw times, which is
+// torch's nearest (source floor(dst / k)); its gradient sums each block, as
+// torch's.
+Results UpsampleNearest(Decomposer& d, const BoundArg& output_size,
+                        const BoundArg& scale_factors) {
   const Meta x = d.tensor(0);
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
-                            OutputSize(x, d.arg(1), d.arg(2)));
+                            OutputSize(x, output_size, scale_factors));
   int64_t h = x.shape[2], w = x.shape[3];
   if (h == 0 || w == 0 || size[0] % h != 0 || size[1] % w != 0) {
     return ArgError("output_size",
@@ -147,14 +166,13 @@ absl::StatusOr<int> Interpolate(Decomposer& d, int x, int64_t dim, int64_t in,
                    {TensorArg(wa), TensorArg(wb), NumberArg(1)});
 }
 
-// upsample_bilinear2d.vec(input, output_size?, align_corners,
-// scale_factors?): rows, then columns.
-Results UpsampleBilinear2d(Decomposer& d) {
+// Bilinear: rows, then columns.
+Results UpsampleBilinear(Decomposer& d, const BoundArg& output_size, bool align,
+                         const BoundArg& scale_factors) {
   const Meta x = d.tensor(0);
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
-                            OutputSize(x, d.arg(1), d.arg(3)));
+                            OutputSize(x, output_size, scale_factors));
   if (!IsFloating(x.dtype)) return ArgError("input", "must be floating");
-  bool align = d.arg(2).b;
   AOTCACHE_ASSIGN_OR_RETURN(int rows, Interpolate(d, d.arg(0).values[0], 2,
                                                   x.shape[2], size[0], align));
   AOTCACHE_ASSIGN_OR_RETURN(
@@ -165,6 +183,34 @@ Results UpsampleBilinear2d(Decomposer& d) {
   return std::vector<int>{out};
 }
 
+// upsample_nearest2d.vec(input, output_size?, scale_factors?) (torch 1.13).
+Results UpsampleNearest2dVec(Decomposer& d) {
+  return UpsampleNearest(d, d.arg(1), d.arg(2));
+}
+
+// upsample_nearest2d(input, output_size, scales_h?, scales_w?) (torch 2.x).
+Results UpsampleNearest2d(Decomposer& d) {
+  AOTCACHE_RETURN_IF_ERROR(
+      CheckScales(d.tensor(0), d.arg(1), d.arg(2), d.arg(3)));
+  return UpsampleNearest(d, d.arg(1), NoneArg());
+}
+
+// upsample_bilinear2d.vec(input, output_size?, align_corners,
+// scale_factors?) (torch 1.13).
+Results UpsampleBilinear2dVec(Decomposer& d) {
+  return UpsampleBilinear(d, d.arg(1), d.arg(2).b, d.arg(3));
+}
+
+// upsample_bilinear2d(input, output_size, align_corners, scales_h?,
+// scales_w?) (torch 2.x). With align_corners torch ignores the scales.
+Results UpsampleBilinear2d(Decomposer& d) {
+  if (!d.arg(2).b) {
+    AOTCACHE_RETURN_IF_ERROR(
+        CheckScales(d.tensor(0), d.arg(1), d.arg(3), d.arg(4)));
+  }
+  return UpsampleBilinear(d, d.arg(1), d.arg(2).b, NoneArg());
+}
+
 }  // namespace
 
 namespace decompositions_internal {
@@ -173,9 +219,15 @@ const std::vector<Decomposition>& UpsampleDecompositions() {
   static const auto* table = new std::vector<Decomposition>{
       {"upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? "
        "scale_factors) -> Tensor",
-       UpsampleNearest2d},
+       UpsampleNearest2dVec},
       {"upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool "
        "align_corners, float[]? scale_factors) -> Tensor",
+       UpsampleBilinear2dVec},
+      {"upsample_nearest2d(Tensor self, SymInt[2] output_size, float? "
+       "scales_h=None, float? scales_w=None) -> Tensor",
+       UpsampleNearest2d},
+      {"upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool "
+       "align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
        UpsampleBilinear2d},
   };
   return *table;
