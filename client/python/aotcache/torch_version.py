@@ -261,6 +261,9 @@ def storage_numel(t: torch.Tensor) -> int:
     return storage_of(t).nbytes() // t.element_size()
 
 
-# torch 1.13: functional_call is torch.nn.utils.stateless's (torch 2.x:
-# torch.func.functional_call).
-functional_call = torch.nn.utils.stateless.functional_call
+# torch 1.13: functional_call is torch.nn.utils.stateless's; torch 2.x has
+# torch.func.functional_call (and warns on the other).
+if hasattr(torch, "func") and hasattr(torch.func, "functional_call"):
+    functional_call = torch.func.functional_call
+else:
+    functional_call = torch.nn.utils.stateless.functional_call
