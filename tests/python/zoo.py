@@ -45,6 +45,57 @@ class SmallCnn(nn.Module):
         return self.head(torch.flatten(self.features(x), 1))
 
 
+class BasicBlock(nn.Module):
+    """torchvision's resnet BasicBlock, written out (see ResNet18)."""
+
+    def __init__(self, cin: int, cout: int, stride: int = 1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                            nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        identity = x if self.downsample is None else self.downsample(x)
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        out += identity
+        return self.relu(out)
+
+
+class ResNet18(nn.Module):
+    """torchvision.models.resnet18 (same modules, names and initialization),
+    written out: PyPI's torchvision does not load beside every torch this
+    suite runs on."""
+
+    def __init__(self, num_classes: int = 10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 64, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(64)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        cin = 64
+        for i, (cout, stride) in enumerate(((64, 1), (128, 2), (256, 2), (512, 2))):
+            setattr(self, "layer%d" % (i + 1),
+                    nn.Sequential(BasicBlock(cin, cout, stride), BasicBlock(cout, cout)))
+            cin = cout
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(512, num_classes)
+        for m in self.modules():
+            if isinstance(m, nn.Conv2d):
+                nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, d, heads, dropout):
         super().__init__()
@@ -139,8 +190,7 @@ def cnn(dropout=0.0):
 
 
 def resnet18(dropout=0.0):
-    import torchvision
-    return Workload(torchvision.models.resnet18(num_classes=10), (torch.randn(4, 3, 64, 64),),
+    return Workload(ResNet18(num_classes=10), (torch.randn(4, 3, 64, 64),),
                     torch.randint(0, 10, (4,)), _classify)
 
 
