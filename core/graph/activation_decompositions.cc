@@ -1,6 +1,6 @@
 // The decompositions of activations (decompositions.h): softplus,
 // leaky_relu, elu (selu is one), celu, hardtanh (relu6), hardswish, mish,
-// log_sigmoid_forward, glu and prelu (and the in-place forms of
+// log_sigmoid_forward, glu, prelu and _prelu_kernel (and the in-place forms of
 // leaky_relu, elu and hardtanh). Each computes torch's values with torch's
 // formula and keeps torch's gradient, boundaries included: a branch that a
 // where does not take never sees an argument where its gradient is not
@@ -173,6 +173,24 @@ Results Prelu(Decomposer& d) {
                 {TensorArg(pos), d.arg(0), TensorArg(scaled)});
 }
 
+// _prelu_kernel(x, weight) (torch 2.x's prelu, after it has shaped the
+// weight to broadcast over x): x where x > 0, else weight * x.
+Results PreluKernel(Decomposer& d) {
+  const Meta x = d.tensor(0), w = d.tensor(1);
+  bool broadcasts = w.dim() <= x.dim();
+  for (int64_t i = 1; broadcasts && i <= w.dim(); ++i) {
+    const int64_t n = w.shape[w.dim() - i];
+    broadcasts = n == 1 || n == x.shape[x.dim() - i];
+  }
+  if (!broadcasts) return ArgError("weight", "must broadcast to self's shape");
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int pos, d.EmitOne("aten.gt.Scalar", {d.arg(0), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int scaled,
+                            d.EmitOne("aten.mul.Tensor", {d.arg(0), d.arg(1)}));
+  return d.Emit("aten.where.self",
+                {TensorArg(pos), d.arg(0), TensorArg(scaled)});
+}
+
 // glu(x, dim) = a * sigmoid(b), a and b the halves of x along dim.
 Results Glu(Decomposer& d) {
   const Meta x = d.tensor(0);
@@ -226,6 +244,7 @@ const std::vector<Decomposition>& ActivationDecompositions() {
        LogSigmoidForward},
       {"glu(Tensor self, int dim=-1) -> Tensor", Glu},
       {"prelu(Tensor self, Tensor weight) -> Tensor", Prelu},
+      {"_prelu_kernel(Tensor self, Tensor weight) -> Tensor", PreluKernel},
   };
   return *table;
 }

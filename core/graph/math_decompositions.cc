@@ -48,6 +48,32 @@ Results Clamp(Decomposer& d, const BoundArg& lo, const BoundArg& hi) {
 }
 Results ClampBoth(Decomposer& d) { return Clamp(d, d.arg(1), d.arg(2)); }
 Results ClampMin(Decomposer& d) { return Clamp(d, d.arg(1), NoneArg()); }
+
+// clamp_min.Tensor(self, min) (torch 2.x's cosine_similarity): max(self,
+// min) with NaN from either, and torch's gradient: to self where self >=
+// min (ties included), to min where self < min, to neither where one is
+// NaN. where(self >= min, self, where(self < min, min, m)), with m the
+// detached maximum, which only the NaN positions read.
+Results ClampMinTensor(Decomposer& d) {
+  const Meta self = d.tensor(0);
+  if (self.dtype == v1::DTYPE_BOOL) return ArgError("self", "bool input");
+  if (d.tensor(1).dtype != self.dtype) {
+    return ArgError("min", "must have self's dtype");
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(int keep,
+                            d.EmitOne("aten.ge.Tensor", {d.arg(0), d.arg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int raise,
+                            d.EmitOne("aten.lt.Tensor", {d.arg(0), d.arg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int larger, d.EmitOne("aten.maximum.default", {d.arg(0), d.arg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int nan, d.EmitOne("aten.detach.default", {TensorArg(larger)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int raised, d.EmitOne("aten.where.self",
+                            {TensorArg(raise), d.arg(1), TensorArg(nan)}));
+  return d.Emit("aten.where.self",
+                {TensorArg(keep), d.arg(0), TensorArg(raised)});
+}
 Results ClampMax(Decomposer& d) { return Clamp(d, NoneArg(), d.arg(1)); }
 
 // full_like(self, value, dtype?, ...): fill(empty_like(self, dtype?, ...)).
@@ -284,11 +310,14 @@ const std::vector<Decomposition>& MathDecompositions() {
        ClampBoth},
       {"clamp_min(Tensor self, Scalar min) -> Tensor", ClampMin},
       {"clamp_max(Tensor self, Scalar max) -> Tensor", ClampMax},
+      {"clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", ClampMinTensor},
       {"clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> "
        "Tensor(a!)",
        InPlaceOf<ClampBoth>},
       {"clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)",
        InPlaceOf<ClampMin>},
+      {"clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)",
+       InPlaceOf<ClampMinTensor>},
       {"clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)",
        InPlaceOf<ClampMax>},
       {"logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",

@@ -156,6 +156,17 @@ def test_logsumexp_cosine_similarity_and_prelu():
         _compare(lambda x, w: F.prelu(x, w), images, weight.requires_grad_())
 
 
+def test_clamp_min_by_a_tensor_keeps_nans_ties_and_gradients():
+    # torch 2.x's cosine_similarity clamps by a tensor. Ties send the
+    # gradient to self, NaN from either side stays NaN and sends none.
+    nan = float("nan")
+    x = torch.tensor([[nan, 1.0, 2.0, -1.0, 3.0], [0.5, -2.0, 2.0, 4.0, nan]],
+                     requires_grad=True)
+    m = torch.tensor([0.0, nan, 2.0, 0.0, 5.0], requires_grad=True)
+    _compare(lambda x, m: torch.clamp_min(x, m), x, m)
+    _compare(lambda x, m: (x * 1).clamp_min_(m), x, m)
+
+
 def test_in_place_activations_write_their_input_as_eager():
     torch.manual_seed(0)
     base = torch.randn(3, 5, requires_grad=True)
