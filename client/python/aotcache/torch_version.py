@@ -26,12 +26,19 @@ torch 1.13 (Debian 12):
     duration of one trace, and keep the results' layouts in the node's meta
     (RESULT_META_KEY).  For torch 2.x, check that the op path still calls
     track_tensor_tree(real results, op proxy, ...).
+
+torch 2.x (2.13 run here through aotcache._core):
+  * make_fx still builds a PythonKeyTracer and calls track_tensor_tree as
+    above; Function.apply is a Python classmethod of Function.
+  * ops whose semantics changed are recorded through make_fx's
+    decomposition_table with the running release's (_DECOMPOSITIONS):
+    hardswish's gradient at -3 and 3.
 """
 
 import contextlib
 import operator
 import threading
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import torch
 import torch.fx
@@ -92,7 +99,8 @@ def trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
     _proxy_tensor.track_tensor_tree = track_tensor_tree
     try:
         with _RefuseUnrecorded(), _CustomFunctions():
-            return _make_fx(fn, tracing_mode="real")(*args)
+            return _make_fx(fn, decomposition_table=_DECOMPOSITIONS,
+                            tracing_mode="real")(*args)
     finally:
         _Tracer.create_node = original
         _proxy_tensor.track_tensor_tree = original_track
@@ -164,6 +172,25 @@ class _RefuseUnrecorded(TorchFunctionMode):
                               % ("Tensor.backward()" if func is torch.Tensor.backward
                                  else "torch.autograd.grad"))
         return func(*args, **kwargs)
+
+
+def _hardswish_2x(x: torch.Tensor) -> torch.Tensor:
+    """hardswish as torch 2.x computes it, x * min(max(x + 3, 0), 6) / 6,
+    written so that autograd of its ops gives 2.x's gradient: 0 for x <= -3,
+    1 for x >= 3, x / 3 + 1/2 between. torch 1.13's gradient, which the
+    server's rule for aten.hardswish keeps, takes the formula at -3 and 3
+    too (-1/2 and 3/2)."""
+    return torch.where(x <= -3, x * 0 / 6,
+                       torch.where(x >= 3, x * 6 / 6, x * (x + 3) / 6))
+
+
+# Ops whose semantics changed between releases, recorded as ops with the
+# running release's semantics (make_fx's decomposition_table).
+_DECOMPOSITIONS: Dict[Any, Callable[..., Any]] = {}
+if int(torch.__version__.split(".")[0]) >= 2:
+    _DECOMPOSITIONS[torch.ops.aten.hardswish.default] = _hardswish_2x
+    _DECOMPOSITIONS[torch.ops.aten.hardswish_.default] = \
+        lambda x: x.copy_(_hardswish_2x(x))
 
 
 class _CustomFunctions:
