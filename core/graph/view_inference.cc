@@ -25,6 +25,9 @@ namespace {
 std::optional<std::vector<int64_t>> ComputeViewStride(
     const Meta& in, const std::vector<int64_t>& shape) {
   if (in.numel() == 0) return ContiguousStrides(shape);
+  // A 0-d tensor views as any shape of one element, strides 1 (torch's
+  // computeStride).
+  if (in.dim() == 0) return std::vector<int64_t>(shape.size(), 1);
   std::vector<int64_t> stride(shape.size());
   int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
   int64_t chunk_base_stride = in.stride.empty() ? 1 : in.stride.back();

@@ -129,6 +129,25 @@ TEST(ShapeInferenceTest, ViewOfTransposedNeedsCompatibleStrides) {
                    .ok());
 }
 
+TEST(ShapeInferenceTest, AZeroDimTensorViewsAsAnyShapeOfOneElement) {
+  // torch 2.x records reshape(1) of a 0-d sum as a view.
+  constexpr char kScalar[] =
+      R"({"shape": [], "dtype": "DTYPE_FLOAT32", "is_leaf": true})";
+  for (const char* size : {"[1]", "[1, 1, 1]", "[]"}) {
+    absl::StatusOr<Meta> v =
+        Infer(kScalar, kF3,
+              Node("aten.view.default",
+                   absl::StrCat(R"({"node": "a"}, {"ints": {"values": )", size,
+                                "}}")));
+    ASSERT_TRUE(v.ok()) << size << ": " << v.status();
+    EXPECT_EQ(v->stride, std::vector<int64_t>(v->shape.size(), 1));
+  }
+  EXPECT_FALSE(Infer(kScalar, kF3,
+                     Node("aten.view.default",
+                          R"({"node": "a"}, {"ints": {"values": [2]}})"))
+                   .ok());
+}
+
 TEST(ShapeInferenceTest, LayerNormStatisticsKeepLeadingDims) {
   std::string json =
       R"({"inputs": [{"name": "a", "meta": {"shape": [4, 5, 6], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],

@@ -71,7 +71,14 @@ def test_a_large_captured_tensor_is_an_input_so_its_graph_is_stored(daemon):
         assert torch.allclose(got, want, atol=1e-5)
         got.sum().backward()
         want.sum().backward()
-        assert torch.allclose(x.grad, y.grad, atol=1e-5)
+        # Gradients are 300 sums of 1000 products: the compiled one may round
+        # otherwise than eager's BLAS (torch 2.x's is not ours), within a few
+        # times eager's own distance from float64 (the zoo's bound).
+        wide = x.detach().double().requires_grad_()
+        (wide @ table.double()).tanh().sum(1).sum().backward()
+        error = (x.grad.double() - wide.grad).abs().max()
+        drift = (y.grad.double() - wide.grad).abs().max()
+        assert error <= 4 * drift + 1e-6 * wide.grad.abs().max(), (error, drift)
 
 
 def test_a_different_scalar_is_another_signature(daemon):
