@@ -89,6 +89,28 @@ class Replayer {
     return false;
   }
 
+  // resize_: eager refuses it on a tensor that requires grad; aotcache
+  // supports it on a tensor that no other tensor of the function shares
+  // memory with (a storage that grows moves every view of it).
+  absl::Status CheckResize(const ResolvedNode& node, int self) const {
+    if (r_.RequiresGrad(self)) {
+      return Refuse(node, "cannot resize variables that require grad");
+    }
+    const TensorObject& obj = r_.objects[self];
+    for (size_t o = 0; o < r_.objects.size(); ++o) {
+      if (static_cast<int>(o) != self && r_.objects[o].storage == obj.storage) {
+        const v1::Node& proto = graph_.proto(node);
+        return absl::InvalidArgumentError(absl::StrCat(
+            "node ", Quoted(proto.name()), " (nodes[", node.proto_index, "], ",
+            node.op->qualified_name,
+            "): resize_ of a tensor that shares its memory with another "
+            "tensor of the function (a view, an alias, an input passed "
+            "twice) is not supported"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Refuse(const ResolvedNode& node, absl::string_view why) const {
     const v1::Node& proto = graph_.proto(node);
     return absl::InvalidArgumentError(absl::StrCat(
@@ -194,14 +216,20 @@ class Replayer {
       case OpEffect::kInPlace:
       case OpEffect::kInPlaceMetadata: {
         bool result_requires_grad = differentiable_input;
-        absl::Status st = CheckInPlace(node, self, result_requires_grad);
+        absl::Status st = op.resizes_self
+                              ? CheckResize(node, self)
+                              : CheckInPlace(node, self, result_requires_grad);
         if (!st.ok()) return st;
         TensorObject& obj = r_.objects[self];
         if (op.effect == OpEffect::kInPlace) {
           StorageState& storage = r_.storages[obj.storage];
           storage.data_mutated = true;
           storage.mutated_with_grad_enabled |= node.grad_enabled;
-        } else {
+        }
+        if (op.resizes_self) {
+          obj.metadata_mutated = true;
+          obj.meta = graph_.values[result_value].meta;
+        } else if (op.effect == OpEffect::kInPlaceMetadata) {
           obj.metadata_mutated = true;
           obj.meta = graph_.values[result_value].meta;
         }

@@ -24,6 +24,7 @@ enum Flag : unsigned {
   kDetachFlag = 1u << 3,
   kUnsafeViewFlag = 1u << 4,
   kFirstResultOnly = 1u << 5,  // Only result 0 is differentiable.
+  kResizesSelf = 1u << 6,      // A data and a metadata mutation.
 };
 
 struct Row {
@@ -309,6 +310,13 @@ const Row kRows[] = {
      infer::Transpose, kMetadataMutation, "aten.transpose.int"},
     {"unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", infer::Unsqueeze,
      kMetadataMutation, "aten.unsqueeze.default"},
+    {"resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? "
+     "memory_format=None) -> Tensor(a!)",
+     infer::ResizeInPlace, kResizesSelf | kNotDifferentiable,
+     "aten.resize.default"},
+    {"resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) "
+     "-> Tensor",
+     infer::Resize, kNotDifferentiable},
     // Backward ops: what autograd's formulas decompose into (they also appear
     // in make_fx traces that include a backward).
     {"sign(Tensor self) -> Tensor", infer::Elementwise, kNotDifferentiable},
@@ -427,6 +435,7 @@ OpRegistry::OpRegistry() {
       }
     }
     info.functional_counterpart = row.functional;
+    info.resizes_self = (row.flags & kResizesSelf) != 0;
     Add(std::move(info));
   }
   for (const Decomposition& d : Decompositions()) {

@@ -56,6 +56,9 @@ absl::StatusOr<std::vector<Meta>> Fresh(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Clone(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Like(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> ToCopy(const InferContext& ctx);
+// resize (fresh, contiguous) and resize_ (self's offset kept).
+absl::StatusOr<std::vector<Meta>> Resize(const InferContext& ctx);
+absl::StatusOr<std::vector<Meta>> ResizeInPlace(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> SumAll(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> SumDim(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> MeanAll(const InferContext& ctx);

@@ -32,6 +32,11 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
     const OpInfo& op = *node.op;
     Kernel kernel = FindKernel(op.qualified_name);
     bool write_back = false;
+    if (op.resizes_self) {
+      // Its functional form, resize, is what a functional graph holds.
+      return absl::InvalidArgumentError(absl::StrCat(
+          "no kernel for ", op.qualified_name, " (an unfunctionalized graph)"));
+    }
     if (kernel == nullptr && op.effect == OpEffect::kInPlace) {
       kernel = FindKernel(op.functional_counterpart);
       write_back = true;

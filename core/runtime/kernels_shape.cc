@@ -1,6 +1,7 @@
 // Kernels that move or make data: views, copies and casts, factories, cat,
 // scatters, and the random ops (with the executor's own generator: torch's
 // RNG stream cannot be reproduced, which is why those ops are not cached).
+#include <algorithm>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -48,6 +49,25 @@ Results Zeros(const KernelArgs& k) { return Filled(k, 0); }
 Results Ones(const KernelArgs& k) { return Filled(k, 1); }
 Results Full(const KernelArgs& k) { return Filled(k, k.number(1)); }
 Results FillScalar(const KernelArgs& k) { return Filled(k, k.number(1)); }
+
+// resize(self, size): self's first elements in order (self is
+// contiguous), zeros past them; what eager's resize_ leaves there is
+// uninitialized memory.
+Results Resize(const KernelArgs& k) {
+  const Tensor& self = k.tensor(0);
+  Tensor out = k.NewResult(0);
+  auto flat = [](const Tensor& t, int64_t from, int64_t count) {
+    Meta m = ContiguousMeta({count}, t.dtype());
+    m.offset = t.meta().offset + from;
+    return t.View(m);
+  };
+  int64_t kept = std::min(self.numel(), out.numel());
+  CopyInto(flat(self, 0, kept), flat(out, 0, kept));
+  Tensor zero = Tensor::Contiguous({}, v1::DTYPE_FLOAT64);
+  *reinterpret_cast<double*>(zero.storage_data()) = 0;
+  CopyInto(zero, flat(out, kept, out.numel() - kept));
+  return std::vector<Tensor>{out};
+}
 
 // start + i * step, for the sizes inference gave (arange's three forms).
 Results Arange(const KernelArgs& k) {
@@ -205,6 +225,7 @@ const std::vector<Entry>& ShapeKernels() {
       {"aten.lift_fresh_copy.default", CopyOfSelf},
       {"aten._to_copy.default", CopyOfSelf},
       {"aten.copy.default", Copy},
+      {"aten.resize.default", Resize},
       {"aten.copy_.default", CopyInPlace},
       {"aten.fill.Scalar", FillScalar},
       {"aten.zeros.default", Zeros},

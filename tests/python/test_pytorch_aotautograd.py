@@ -58,3 +58,34 @@ def test_output_dict(daemon):
         return new_d
     inp = [{'a': torch.randn(3, requires_grad=True), 'b': torch.randn(3, requires_grad=True)}]
     verify_aot_autograd(daemon, f, inp)
+
+
+def test_resize_input(daemon):
+    def f(x, y):
+        y.resize_(4)
+        y.zero_()
+        assert x.shape == (4,)
+        return y
+
+    # As PyTorch's test: not verify_aot_autograd, the inputs are mutated.
+    compiled_f = aot_function(f, server=daemon)
+    ref_x = torch.randn(0)
+    ref_out = f(ref_x, ref_x)
+    test_x = torch.randn(0)
+    test_out = compiled_f(test_x, test_x)
+    torch.testing.assert_close(test_out, ref_out)
+
+
+def test_resize_input_smaller(daemon):
+    def f(x, y):
+        y.resize_(4)
+        y.zero_()
+        assert x.shape == (4,)
+        return y
+
+    compiled_f = aot_function(f, server=daemon)
+    ref_x = torch.randn(5)
+    ref_out = f(ref_x, ref_x)
+    test_x = torch.randn(5)
+    test_out = compiled_f(test_x, test_x)
+    torch.testing.assert_close(test_out, ref_out)

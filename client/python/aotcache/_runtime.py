@@ -49,6 +49,24 @@ def _layout(meta) -> Tuple[List[int], List[int], int]:
             int(meta.get("storage_offset", 0)))
 
 
+def _numel(meta) -> int:
+    n = 1
+    for s in _layout(meta)[0]:
+        n *= s
+    return n
+
+
+def _check_growth(t: torch.Tensor, i: int, numel: int) -> None:
+    """The compiled resize_ fills the elements it adds with zeros; eager's
+    shows what the storage holds there when it reaches past the tensor."""
+    if numel > t.numel() and storage_of(t).nbytes() // t.element_size() > \
+            t.storage_offset() + t.numel():
+        raise RuntimeError(
+            "aotcache: resize_ grows input %d into memory its storage holds past it, "
+            "which eager would show; resize only tensors that end their storage (or "
+            "call the function eagerly)" % i)
+
+
 def _view(base: torch.Tensor, meta, delta: int = 0) -> Optional[torch.Tensor]:
     """base's memory seen as `meta` (its offset moved by `delta`: where the
     memory the trace saw begins in base's storage), if it fits; else None."""
@@ -122,6 +140,10 @@ class CompiledEntry:
             raise RuntimeError("aotcache: the artifact returns %s mutated inputs, the "
                                "metadata names %d" % (convention["num_mutated_inputs"],
                                                      len(self.mutated)))
+        # Inputs resize_ grows (a data and a metadata mutation reaching more
+        # elements), with the element count they grow to.
+        self.grown = [(i, _numel(self.inputs_after[i])) for i in self.mutated
+                      if self.inputs[i]["mutates_data"] and self.inputs[i]["mutates_metadata"]]
         self.training = native.mode == "training"
         self.members = {int(i) for sb in self.synthetic_bases for i in sb["inputs"]}
         # The inputs that are not members of a synthetic base, by position.
@@ -175,6 +197,8 @@ class CompiledEntry:
 
     def __call__(self, inputs: List[torch.Tensor]):
         _follow_torch_threads()
+        for i, numel in self.grown:
+            _check_growth(inputs[i], i, numel)
         seed = _draw_seed() if self.uses_rng else 0
         origins = self._origins(inputs)
         if self.training:
@@ -215,7 +239,10 @@ class CompiledEntry:
                 # where autograd does not see it).
                 shape, stride, offset = _layout(self.inputs_after[i])
                 with torch.set_grad_enabled(not inp.is_leaf and torch.is_grad_enabled()):
-                    inp.as_strided_(shape, stride, offset + deltas[i])
+                    if _numel(self.inputs_after[i]) != inp.numel():
+                        inp.resize_(shape)  # Only resize_ changes the count.
+                    else:
+                        inp.as_strided_(shape, stride, offset + deltas[i])
             if not info["mutates_data"]:
                 continue
             if i in self.through_data:

@@ -148,6 +148,9 @@ class _Compiled:
         self.out_spec = out_spec
         self.guards = guards if guards is not None else Guards()
         self.eager_reason = eager_reason
+        # The positions of the tensor arguments that are inputs of the
+        # graph, when a tensor was passed more than once (dupes_of).
+        self.unique: Optional[List[int]] = None
         self.trace_ms = trace_ms        # make_fx and the export
         self.compile_ms = compile_ms    # the request (a hit or a compile) and loading
 
@@ -186,6 +189,8 @@ class AotFunction:
         if compiled.entry is None:
             return self._fn(*args, **kwargs)
         tensors = [a for a in leaves if isinstance(a, torch.Tensor)]
+        if compiled.unique is not None:
+            tensors = [tensors[n] for n in compiled.unique]
         outs = compiled.entry(tensors + compiled.entry.lifted)
         return pytree.tree_unflatten(outs, compiled.out_spec)
 
@@ -241,9 +246,11 @@ class AotFunction:
             return (tuple(t.shape), t.stride(), t.storage_offset() - origin, t.dtype,
                     t.device, t.requires_grad, t.is_leaf, group)
 
+        first: Dict[int, int] = {}
         for a in leaves:
             if isinstance(a, torch.Tensor):
-                parts.append(tensor(a))
+                # The same tensor passed twice is one input (dupes_of).
+                parts.append(tensor(a) + (first.setdefault(id(a), len(first)),))
             elif a is None or isinstance(a, _SCALARS):
                 parts.append((type(a), a))
             else:
@@ -257,17 +264,18 @@ class AotFunction:
     def _compile(self, args, kwargs, leaves, spec) -> _Compiled:
         out_spec = []
         tensor_at = [i for i, a in enumerate(leaves) if isinstance(a, torch.Tensor)]
+        unique, source = _dupes_of([leaves[i] for i in tensor_at])
 
         def traced(*tensors):
             call_leaves = list(leaves)
-            for i, t in zip(tensor_at, tensors):
-                call_leaves[i] = t
+            for i, s in zip(tensor_at, source):
+                call_leaves[i] = tensors[s]
             call_args, call_kwargs = _unflatten_arguments(call_leaves, spec, args, kwargs)
             flat, out = pytree.tree_flatten(self._fn(*call_args, **call_kwargs))
             out_spec.append(out)
             return flat
 
-        tensors = [leaves[i] for i in tensor_at]
+        tensors = [leaves[tensor_at[n]] for n in unique]
         name = getattr(self._fn, "__name__", "the function")
         start = time.perf_counter()
         try:
@@ -297,7 +305,10 @@ class AotFunction:
             return self._eager(name, "%s: %s" % (type(e).__name__, e))
         entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng,
                               exported.groups)
-        return _Compiled(entry, native, out_spec[0], exported.guards, **timings)
+        compiled = _Compiled(entry, native, out_spec[0], exported.guards, **timings)
+        if len(unique) < len(tensor_at):
+            compiled.unique = unique
+        return compiled
 
     def _eager(self, name: str, reason: str) -> _Compiled:
         warnings.warn("aotcache: running %s eagerly: %s" % (name, reason))
@@ -305,6 +316,22 @@ class AotFunction:
 
 
 _SCALARS = (bool, int, float, str, torch.dtype, torch.device)
+
+
+def _dupes_of(tensors: List[torch.Tensor]) -> Tuple[List[int], List[int]]:
+    """The positions of the first occurrence of each tensor, and per
+    position the index of its tensor among those: a tensor passed twice is
+    one input of the graph, as AOTAutograd deduplicates arguments (eager's
+    `y.resize_()` resizes `x` too when they are one tensor)."""
+    first: Dict[int, int] = {}
+    unique: List[int] = []
+    source: List[int] = []
+    for n, t in enumerate(tensors):
+        if id(t) not in first:
+            first[id(t)] = len(unique)
+            unique.append(n)
+        source.append(first[id(t)])
+    return unique, source
 
 
 def _holding(candidates: Optional[List[_Compiled]]) -> Optional[_Compiled]:
