@@ -66,6 +66,32 @@ void AddLayerNorm(v1::Graph& g, const std::string& name,
   ln->add_args()->set_float_(1e-5);
 }
 
+v1::Input* AddInput(v1::Graph& g, const std::string& name,
+                    std::initializer_list<int64_t> shape) {
+  v1::Input* in = g.add_inputs();
+  in->set_name(name);
+  for (int64_t s : shape) in->mutable_meta()->add_shape(s);
+  in->mutable_meta()->set_dtype(v1::DTYPE_FLOAT32);
+  in->mutable_meta()->set_is_leaf(true);
+  return in;
+}
+
+// convt = convolution(img (1, 2, 4, 4), k (2, 3, 3, 3), None, stride,
+// [0], [1], transposed=True, output_padding, 1).
+void AddTransposedConvolution(v1::Graph& g, int64_t stride,
+                              int64_t output_padding) {
+  AddInput(g, "img", {1, 2, 4, 4});
+  AddInput(g, "k", {2, 3, 3, 3});
+  v1::Node* n = AddNode(g, "convt", "aten.convolution.default", {"img", "k"});
+  n->add_args()->set_none(true);
+  for (int64_t list : {stride, int64_t{0}, int64_t{1}}) {
+    n->add_args()->mutable_ints()->add_values(list);
+  }
+  n->add_args()->set_bool_(true);
+  n->add_args()->mutable_ints()->add_values(output_padding);
+  n->add_args()->set_int_(1);
+}
+
 class MalformedGraphTest : public ::testing::TestWithParam<MalformedCase> {};
 
 TEST(GoodGraphTest, BaseGraphIsValid) {
@@ -166,6 +192,19 @@ const MalformedCase kCases[] = {
      },
      absl::StatusCode::kInvalidArgument, "node 'conv'",
      "dilation [4611686018427387904] must be in [1, 1048576]"},
+    {"TransposedConvolutionPastTheElementLimit",
+     [](v1::Graph& g) {
+       AddTransposedConvolution(g, /*stride=*/int64_t{1} << 20,
+                                /*output_padding=*/0);
+     },
+     absl::StatusCode::kResourceExhausted, "node 'convt'",
+     "result exceeds 1099511627776 elements"},
+    {"TransposedConvolutionOutputPaddingPastTheStride",
+     [](v1::Graph& g) {
+       AddTransposedConvolution(g, /*stride=*/2, /*output_padding=*/2);
+     },
+     absl::StatusCode::kInvalidArgument, "node 'convt'",
+     "argument 'output_padding': output padding must be smaller"},
     {"IntegralArangePastTheBound",
      [](v1::Graph& g) {
        v1::Node* n = AddNode(g, "r", "aten.arange.start", {});
