@@ -4,6 +4,8 @@ written outside the function, plain globals. Each test failed silently on a
 landed main (issue 22, items 1, 2 and 5b); eager is the oracle."""
 
 import copy
+import dataclasses
+import types
 
 import pytest
 import torch
@@ -75,6 +77,81 @@ def test_a_plain_attribute_read_in_forward_is_read_at_every_call(daemon):
         m.temperature = t
         assert torch.allclose(cm(x), m(x), atol=1e-6)
     assert len(cm.cache_info()) == 2
+
+
+@dataclasses.dataclass
+class _Inner:
+    scale: float = 1.0
+
+
+@dataclasses.dataclass
+class _Config:
+    temperature: float = 1.0
+    inner: _Inner = dataclasses.field(default_factory=_Inner)
+    unread: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Frozen:
+    shift: float = 0.0
+
+
+class _Slotted:
+    __slots__ = ("__dict__", "bias")  # a __dict__ beside slots: no class swap
+
+    def __init__(self):
+        self.bias = 0.0
+        self.offset = 0.0
+
+
+class _Configured(nn.Module):
+    def __init__(self, config, frozen, slotted):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.config = config
+        self.frozen = frozen
+        self.slotted = slotted
+
+    def forward(self, x):
+        y = self.lin(x) / self.config.temperature * self.config.inner.scale
+        return y + self.frozen.shift + self.slotted.offset
+
+
+def test_attributes_of_objects_a_module_holds_are_read_at_every_call(daemon):
+    torch.manual_seed(0)
+    config = _Config()
+    m = _Configured(config, _Frozen(), _Slotted())
+    cm = aot_module(m, server=daemon)
+    x = torch.randn(2, 4)
+    changes = [
+        lambda: setattr(config, "temperature", 0.1),        # an attribute
+        lambda: setattr(config.inner, "scale", 3.0),        # a nested one
+        lambda: setattr(m, "config", _Config(temperature=2.0)),  # the object
+        lambda: setattr(m, "frozen", dataclasses.replace(m.frozen, shift=1.0)),
+        lambda: setattr(m.slotted, "offset", 5.0),
+    ]
+    assert torch.allclose(cm(x), m(x), atol=1e-6)
+    for n, change in enumerate(changes):
+        change()
+        got, want = cm(x), m(x)
+        assert torch.allclose(got, want, atol=1e-6), (n, (got - want).abs().max())
+    assert len(cm.cache_info()) == 1 + len(changes)
+    # An attribute the trace did not read changes nothing.
+    m.config.unread = 7
+    cm(x)
+    assert len(cm.cache_info()) == 1 + len(changes)
+    # The trace left the objects' classes as they were.
+    assert type(m.config) is _Config and type(m.frozen) is _Frozen
+    assert "_aotcache_reads" not in vars(m.config)
+
+
+def test_attributes_of_a_global_object_are_read_at_every_call(daemon):
+    settings = types.SimpleNamespace(scale=2.0)
+    g = aot_function(lambda x: x * settings.scale, server=daemon)
+    x = torch.ones(3)
+    assert torch.equal(g(x), torch.full((3,), 2.0))
+    settings.scale = 5.0
+    assert torch.equal(g(x), torch.full((3,), 5.0))
 
 
 def test_a_plain_global_read_by_the_function_is_read_at_every_call(daemon):

@@ -8,6 +8,9 @@ caller's tensors and their version counters are never touched, and what the
 trace wrote tells which captured tensors the function writes.
 """
 
+import enum
+import functools
+import types
 from typing import Any, Callable, Dict, List, Tuple
 
 import torch
@@ -75,14 +78,30 @@ class Reach:
     modules: (name, module), every module reached and its submodules;
     values: (holder, key, value) for the other globals and cells, which a
       trace may read as constants (guards.plain_globals_and_cells keeps
-      the plain ones)."""
+      the plain ones);
+    objects: (holder, key, object) for instances of plain Python classes
+      (a config dataclass, a namespace) held by a module, a global or a
+      cell, and by those objects in turn, up to OBJECT_DEPTH: whose
+      attributes a trace may read as constants too (guards.ReadRecorder)."""
+
+    OBJECT_DEPTH = 3
 
     def __init__(self, fn: Callable):
         self.tensors: List[Tuple[Any, Any, torch.Tensor, str]] = []
         self.modules: List[Tuple[str, torch.nn.Module]] = []
         self.values: List[Tuple[Any, Any, Any]] = []
+        self.objects: List[Tuple[Any, Any, Any]] = []
         self._seen: set = set()
         self._walk(fn)
+
+    def _object(self, holder, key, value, depth: int = 1) -> None:
+        if depth > self.OBJECT_DEPTH or id(value) in self._seen or not _plain_object(value):
+            return
+        self._seen.add(id(value))
+        self.objects.append((holder, key, value))
+        table = value.__dict__
+        for name, v in list(table.items()):
+            self._object(table, name, v, depth + 1)
 
     def _tensor(self, holder, key, t: torch.Tensor, name: str) -> None:
         if id(t) not in self._seen:
@@ -104,6 +123,8 @@ class Reach:
                         for key, t in list(table.items()):
                             if isinstance(t, torch.Tensor):
                                 self._tensor(table, key, t, "%s.%s" % (qualified, key))
+                    for key, value in list(m.__dict__.items()):
+                        self._object(m.__dict__, key, value)
                 continue
             if not callable(v) or isinstance(v, torch.Tensor):
                 continue
@@ -118,6 +139,7 @@ class Reach:
                     self._tensor(c, None, value, cell_name)
                 else:
                     self.values.append((c, None, value))
+                    self._object(c, None, value)
                     pending.append((value, cell_name))
             scope = getattr(v, "__globals__", None)
             if code is not None and scope is not None and not str(
@@ -130,6 +152,7 @@ class Reach:
                         self._tensor(scope, global_name, value, global_name)
                         continue
                     self.values.append((scope, global_name, value))
+                    self._object(scope, global_name, value)
                     if isinstance(value, torch.nn.Module) or (
                             callable(value) and hasattr(value, "__code__")):
                         pending.append((value, global_name))
@@ -141,6 +164,19 @@ class Reach:
 def captured_tensors(fn: Callable) -> List[torch.Tensor]:
     """The tensors fn can reach (Reach's tensors)."""
     return [t for _, _, t, _ in Reach(fn).tensors]
+
+
+def _plain_object(value: Any) -> bool:
+    """Whether value is an instance of a plain Python class (its own
+    __dict__, not a module, tensor, function, class or torch object): a
+    holder of settings whose attributes a trace may read."""
+    cls = type(value)
+    return (isinstance(getattr(value, "__dict__", None), dict)
+            and cls.__module__ not in ("builtins", "enum")
+            and not cls.__module__.startswith(("torch", "numpy", "aotcache"))
+            and not isinstance(value, (torch.nn.Module, torch.Tensor, type, types.ModuleType,
+                                       types.FunctionType, types.MethodType, enum.Enum,
+                                       functools.partial)))
 
 
 def _cell_filled(cell) -> bool:

@@ -229,7 +229,9 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
     reach = Reach(captures if captures is not None else fn)
     refuse_hooks(reach.modules)
     modules = [m for _, m in reach.modules]
-    with traceable_mode(), Captured(reach) as captured, ReadRecorder(modules) as reads:
+    objects = [o for _, _, o in reach.objects]
+    with traceable_mode(), Captured(reach) as captured, \
+            ReadRecorder(modules, objects) as reads:
         # export_graph keeps every input where it lies (fixtures, tools).
         spans = storage_spans(args) if lift else {}
         copies = copy_inputs(args, spans)
@@ -242,8 +244,11 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
         version_moved = [c._version != v for c, v in zip(copies, before)]
         exported = _export_traced(gm, args, version_moved, captured, lift, spans)
     places = {id(t): (holder, key) for holder, key, t, _ in reach.tensors}
+    # The objects stay those the trace read from (a config replaced by
+    # another retraces), as the lifted tensors stay those it lifted.
     exported.guards = Guards(reads.values() + plain_globals_and_cells(reach.values), modules,
-                             [places[id(t)] + (t,) for t in exported.lifted if id(t) in places])
+                             [places[id(t)] + (t,) for t in exported.lifted if id(t) in places]
+                             + reach.objects)
     return exported
 
 

@@ -9,9 +9,11 @@ hook (hooks are refused: a trace would run them once, on copies). This is
 what Dynamo's guards do.
 
 * ReadRecorder (a context manager around the trace) records the plain
-  attributes of modules that the function reads: each module's class is
-  swapped for a subclass whose __getattribute__ notes them, and swapped
-  back after.
+  attributes of modules, and of the plain objects they hold (a config
+  dataclass: captures.Reach.objects), that the function reads: each one's
+  class is swapped for a subclass whose __getattribute__ notes them, and
+  swapped back after. An object whose class cannot be swapped (__slots__
+  beside a __dict__, say) is guarded on every plain attribute it has.
 * Guards holds the values seen and tells whether they still hold.
 
 Thread-safety: Guards.hold() may run from several threads; ReadRecorder
@@ -99,25 +101,36 @@ def plain_globals_and_cells(places: Sequence[Tuple[Any, Any, Any]]) -> List[Tupl
 
 class ReadRecorder:
     """While active, notes every plain attribute (an entry of the instance
-    __dict__ that _plain accepts) read from `modules`. `values()` gives
-    them as (module.__dict__, name, value) for Guards."""
+    __dict__ that _plain accepts) read from `modules` and `objects`.
+    `values()` gives them as (instance.__dict__, name, value) for Guards."""
 
     _subclasses: Dict[type, type] = {}
 
-    def __init__(self, modules: Sequence[torch.nn.Module]):
-        self._modules = list(dict.fromkeys(modules))  # once each, in order
+    def __init__(self, modules: Sequence[torch.nn.Module], objects: Sequence[Any] = ()):
+        # Once each, in order.
+        self._watched = list({id(x): x for x in list(modules) + list(objects)}.values())
+        self._swapped: List[Any] = []
         self._reads: Dict[Tuple[int, str], Tuple[Dict[str, Any], str, Any]] = {}
 
     def __enter__(self) -> "ReadRecorder":
-        for m in self._modules:
-            m.__class__ = self._recording_class(type(m))
-            object.__setattr__(m, "_aotcache_reads", self._reads)
+        for x in self._watched:
+            try:
+                # Past a __setattr__ of its own (a frozen dataclass's).
+                object.__setattr__(x, "__class__", self._recording_class(type(x)))
+            except TypeError:  # Guarded on everything plain it holds.
+                d = x.__dict__
+                for name, value in list(d.items()):
+                    if _plain(value):
+                        self._reads.setdefault((id(d), name), (d, name, value))
+                continue
+            object.__setattr__(x, "_aotcache_reads", self._reads)
+            self._swapped.append(x)
         return self
 
     def __exit__(self, *exc) -> None:
-        for m in self._modules:
-            m.__class__ = m.__class__.__bases__[0]
-            object.__delattr__(m, "_aotcache_reads")
+        for x in self._swapped:
+            object.__setattr__(x, "__class__", x.__class__.__bases__[0])
+            object.__delattr__(x, "_aotcache_reads")
 
     def values(self) -> List[Tuple[Dict[str, Any], str, Any]]:
         return list(self._reads.values())
