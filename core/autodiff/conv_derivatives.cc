@@ -11,8 +11,7 @@ BoundArg T(int local) { return TensorArg(local); }
 void Convolution(C& c) {
   bool has_bias = !c.arg(2).is_none();
   bool want[3] = {c.needs(0), c.needs(1), has_bias && c.needs(2)};
-  BoundArg bias_sizes =
-      has_bias ? IntsArg({c.InputMeta(1).shape[0]}) : NoneArg();
+  BoundArg bias_sizes = has_bias ? IntsArg(c.InputMeta(2).shape) : NoneArg();
   std::vector<int> r = c.OpN(
       "aten.convolution_backward.default",
       {T(*c.grad()), T(c.Input(0)), T(c.Input(1)), bias_sizes,

@@ -60,16 +60,6 @@ struct Decomposition {
 // math_decompositions.cc.
 const std::vector<Decomposition>& Decompositions();
 
-// Registry ops with kernels of their own that validation rewrites for some
-// arguments only: a transposed convolution becomes a convolution
-// (conv_decompositions.cc).
-struct ConditionalDecomposition {
-  const char* op;  // A registry op's qualified name.
-  bool (*applies)(const std::vector<BoundArg>& args);
-  DecomposeFn decompose;
-};
-const std::vector<ConditionalDecomposition>& ConditionalDecompositions();
-
 namespace decompositions_internal {
 // InvalidArgument naming argument `name`.
 absl::Status ArgError(absl::string_view name, absl::string_view detail);

@@ -449,11 +449,6 @@ OpRegistry::OpRegistry() {
     info.decompose = d.decompose;
     Add(std::move(info));
   }
-  for (const ConditionalDecomposition& d : ConditionalDecompositions()) {
-    OpInfo& info = ops_[by_name_.at(d.op)];
-    info.decompose = d.decompose;
-    info.decompose_only_if = d.applies;
-  }
 }
 
 void OpRegistry::Add(OpInfo info) {

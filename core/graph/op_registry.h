@@ -50,18 +50,8 @@ struct OpInfo {
   // may grow), so it mutates self's metadata as well as its data.
   bool resizes_self = false;
   // Ops validation rewrites into others (decompositions.h): set for them
-  // only, and `infer` is then null (unless decompose_only_if). No resolved
-  // node has such an op with such arguments.
+  // only, and `infer` is then null. No resolved node has such an op.
   DecomposeFn decompose = nullptr;
-  // With `decompose`, for ops that have kernels too: the arguments it
-  // rewrites (a transposed convolution); null: all.
-  bool (*decompose_only_if)(const std::vector<BoundArg>& args) = nullptr;
-
-  // Whether validation rewrites a node of this op with these arguments.
-  bool Decomposes(const std::vector<BoundArg>& args) const {
-    return decompose != nullptr &&
-           (decompose_only_if == nullptr || decompose_only_if(args));
-  }
 
   bool IsArgDifferentiable(int arg) const;
 };

@@ -408,9 +408,7 @@ class Resolver {
                                              "' must be a tensor"));
       }
     }
-    if (op->Decomposes(resolved.args)) {
-      return AddDecomposed(i, std::move(resolved));
-    }
+    if (op->decompose != nullptr) return AddDecomposed(i, std::move(resolved));
     AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> results,
                               AddResolved(std::move(resolved), &node));
     if (results.size() == 1) {
@@ -493,7 +491,7 @@ class Resolver {
                                           std::vector<BoundArg> args) override {
       ResolvedNode emitted;
       emitted.op = OpRegistry::Get().Find(op);
-      if (emitted.op == nullptr || emitted.op->Decomposes(args)) {
+      if (emitted.op == nullptr || emitted.op->decompose != nullptr) {
         return absl::InternalError(
             absl::StrCat("a decomposition emits unknown op ", op));
       }

@@ -1,7 +1,7 @@
 // Kernels of the convolution family: convolution and convolution_backward
-// (1 to 3 spatial dims, stride, padding, dilation, groups), as im2col and
-// matrix products in float64 through BLAS (dgemm): exact enough to be the
-// reference, fast enough to train a small CNN.
+// (1 to 3 spatial dims, stride, padding, dilation, groups, transposed), as
+// im2col and matrix products in float64 through BLAS (dgemm): exact enough
+// to be the reference, fast enough to train a small CNN.
 #include <algorithm>
 #include <vector>
 
@@ -33,13 +33,15 @@ void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
 // One convolution's sizes, with the spatial dims padded to 3 (size 1).
 struct Conv3 {
   int64_t batch, channels, out_channels, groups;
+  bool transposed;
   int64_t in[3], k[3], out[3], stride[3], pad[3], dil[3];
 
   explicit Conv3(const ConvGeometry& g)
       : batch(g.batch),
         channels(g.in_channels),
         out_channels(g.out_channels),
-        groups(g.groups) {
+        groups(g.groups),
+        transposed(g.transposed) {
     size_t lead = 3 - g.in_size.size();
     for (size_t d = 0; d < 3; ++d) {
       bool real = d >= lead;
@@ -95,7 +97,8 @@ absl::StatusOr<Conv3> GeometryOf(const Tensor& input, const Tensor& weight,
                                  const KernelArgs& k, int first) {
   absl::StatusOr<ConvGeometry> g = ConvGeometryOf(
       input.shape(), weight.shape(), k.arg(first).ints, k.arg(first + 1).ints,
-      k.arg(first + 2).ints, k.arg(first + 3).b, k.arg(first + 5).i);
+      k.arg(first + 2).ints, k.arg(first + 3).b, k.arg(first + 4).ints,
+      k.arg(first + 5).i);
   if (!g.ok()) return g.status();
   Conv3 conv(*g);
   // The im2col buffer of one image, whose sizes BLAS takes as int: refused
@@ -109,29 +112,101 @@ absl::StatusOr<Conv3> GeometryOf(const Tensor& input, const Tensor& weight,
   return conv;
 }
 
+// The three products of a convolution y = conv(x, w) (x: batch, channels,
+// in area; y: batch, out_channels, out area), per image and group. A
+// transposed convolution is its dual's input gradient (ConvGeometry).
+
+// y = conv(x, w).
+std::vector<double> ConvForward(const Conv3& g, const std::vector<double>& x,
+                                const std::vector<double>& w) {
+  int64_t cg = g.group_channels(), og = g.group_out(), area = g.out_area();
+  std::vector<double> y(g.batch * g.out_channels * area, 0.0);
+  std::vector<double> cols(g.rows() * area);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const double* image = &x[(n * g.channels + grp * cg) * g.in_area()];
+      std::fill(cols.begin(), cols.end(), 0.0);
+      g.ForEachTap([&](int64_t col, int64_t at) { cols[col] = image[at]; });
+      Gemm(false, false, og, area, g.rows(), &w[grp * og * g.rows()],
+           cols.data(), 0.0, &y[(n * g.out_channels + grp * og) * area]);
+    }
+  }
+  return y;
+}
+
+// The gradient of x from y's: w^T @ gy, then col2im.
+std::vector<double> ConvInputGrad(const Conv3& g, const std::vector<double>& gy,
+                                  const std::vector<double>& w) {
+  int64_t cg = g.group_channels(), og = g.group_out(), area = g.out_area();
+  std::vector<double> gx(g.batch * g.channels * g.in_area(), 0.0);
+  std::vector<double> cols(g.rows() * area);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const double* dy = &gy[(n * g.out_channels + grp * og) * area];
+      double* image = &gx[(n * g.channels + grp * cg) * g.in_area()];
+      Gemm(true, false, g.rows(), area, og, &w[grp * og * g.rows()], dy, 0.0,
+           cols.data());
+      g.ForEachTap([&](int64_t col, int64_t at) { image[at] += cols[col]; });
+    }
+  }
+  return gx;
+}
+
+// The gradient of w from y's: gy @ im2col(x)^T.
+std::vector<double> ConvWeightGrad(const Conv3& g, const std::vector<double>& x,
+                                   const std::vector<double>& gy) {
+  int64_t cg = g.group_channels(), og = g.group_out(), area = g.out_area();
+  std::vector<double> gw(g.out_channels * g.rows(), 0.0);
+  std::vector<double> cols(g.rows() * area);
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const double* image = &x[(n * g.channels + grp * cg) * g.in_area()];
+      std::fill(cols.begin(), cols.end(), 0.0);
+      g.ForEachTap([&](int64_t col, int64_t at) { cols[col] = image[at]; });
+      Gemm(false, true, og, g.rows(), area,
+           &gy[(n * g.out_channels + grp * og) * area], cols.data(), 1.0,
+           &gw[grp * og * g.rows()]);
+    }
+  }
+  return gw;
+}
+
+// Per channel of y (batch, channels, area): its sum (a bias's gradient).
+std::vector<double> ChannelSums(const std::vector<double>& y, int64_t batch,
+                                int64_t channels) {
+  std::vector<double> sums(channels, 0.0);
+  int64_t area = channels == 0 ? 0 : y.size() / (batch * channels);
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t i = 0; i < area; ++i) {
+        sums[c] += y[(n * channels + c) * area + i];
+      }
+    }
+  }
+  return sums;
+}
+
+// y (batch, channels, area) plus bias[channel].
+void AddBias(std::vector<double>& y, int64_t batch,
+             const std::vector<double>& bias) {
+  int64_t channels = bias.size();
+  int64_t area = channels == 0 ? 0 : y.size() / (batch * channels);
+  for (int64_t n = 0; n < batch; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t i = 0; i < area; ++i)
+        y[(n * channels + c) * area + i] += bias[c];
+    }
+  }
+}
+
 Results Convolution(const KernelArgs& k) {
   absl::StatusOr<Conv3> g = GeometryOf(k.tensor(0), k.tensor(1), k, 3);
   if (!g.ok()) return g.status();
   std::vector<double> x = k.tensor(0).ToDoubles(), w = k.tensor(1).ToDoubles();
-  std::vector<double> bias;
-  if (k.tensor(2).defined()) bias = k.tensor(2).ToDoubles();
-  int64_t cg = g->group_channels(), og = g->group_out(), area = g->out_area();
-  std::vector<double> out(g->batch * g->out_channels * area, 0.0);
-  std::vector<double> cols(g->rows() * area);
-  for (int64_t n = 0; n < g->batch; ++n) {
-    for (int64_t grp = 0; grp < g->groups; ++grp) {
-      const double* image = &x[(n * g->channels + grp * cg) * g->in_area()];
-      std::fill(cols.begin(), cols.end(), 0.0);
-      g->ForEachTap([&](int64_t col, int64_t at) { cols[col] = image[at]; });
-      double* y = &out[(n * g->out_channels + grp * og) * area];
-      if (!bias.empty()) {
-        for (int64_t o = 0; o < og; ++o) {
-          std::fill_n(y + o * area, area, bias[grp * og + o]);
-        }
-      }
-      Gemm(false, false, og, area, g->rows(), &w[grp * og * g->rows()],
-           cols.data(), bias.empty() ? 0.0 : 1.0, y);
-    }
+  std::vector<double> out =
+      g->transposed ? ConvInputGrad(*g, x, w) : ConvForward(*g, x, w);
+  if (k.tensor(2).defined() && g->batch > 0) {
+    AddBias(out, g->batch, k.tensor(2).ToDoubles());
   }
   Tensor result = k.NewResult(0);
   StoreDoubles(out, result);
@@ -146,35 +221,17 @@ Results ConvolutionBackward(const KernelArgs& k) {
   const std::vector<int64_t>& mask = k.arg(10).ints;
   std::vector<double> gy = k.tensor(0).ToDoubles(), x = k.tensor(1).ToDoubles(),
                       w = k.tensor(2).ToDoubles();
-  int64_t cg = g->group_channels(), og = g->group_out(), area = g->out_area();
-  int64_t rows = g->rows();
-  std::vector<double> gx(x.size(), 0.0), gw(w.size(), 0.0),
-      gb(g->out_channels, 0.0);
-  std::vector<double> cols(rows * area);
-  for (int64_t n = 0; n < g->batch; ++n) {
-    for (int64_t grp = 0; grp < g->groups; ++grp) {
-      const double* dy = &gy[(n * g->out_channels + grp * og) * area];
-      size_t image = (n * g->channels + grp * cg) * g->in_area();
-      if (mask[1]) {  // gw += dy (og x area) @ cols^T (area x rows)
-        std::fill(cols.begin(), cols.end(), 0.0);
-        g->ForEachTap(
-            [&](int64_t col, int64_t at) { cols[col] = x[image + at]; });
-        Gemm(false, true, og, rows, area, dy, cols.data(), 1.0,
-             &gw[grp * og * rows]);
-      }
-      if (mask[0]) {  // cols = w^T (rows x og) @ dy (og x area); col2im
-        Gemm(true, false, rows, area, og, &w[grp * og * rows], dy, 0.0,
-             cols.data());
-        g->ForEachTap(
-            [&](int64_t col, int64_t at) { gx[image + at] += cols[col]; });
-      }
-      if (mask[2]) {
-        for (int64_t o = 0; o < og; ++o) {
-          for (int64_t i = 0; i < area; ++i)
-            gb[grp * og + o] += dy[o * area + i];
-        }
-      }
-    }
+  std::vector<double> gx, gw, gb;
+  if (g->transposed) {  // y = the dual's input gradient of x.
+    if (mask[0]) gx = ConvForward(*g, gy, w);
+    if (mask[1]) gw = ConvWeightGrad(*g, gy, x);
+  } else {
+    if (mask[0]) gx = ConvInputGrad(*g, gy, w);
+    if (mask[1]) gw = ConvWeightGrad(*g, x, gy);
+  }
+  if (mask[2]) {
+    gb = ChannelSums(gy, g->batch,
+                     g->transposed ? g->channels : g->out_channels);
   }
   std::vector<Tensor> results;
   const std::vector<double>* values[] = {&gx, &gw, &gb};

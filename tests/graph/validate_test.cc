@@ -204,7 +204,7 @@ const MalformedCase kCases[] = {
        AddTransposedConvolution(g, /*stride=*/2, /*output_padding=*/2);
      },
      absl::StatusCode::kInvalidArgument, "node 'convt'",
-     "argument 'output_padding': output padding must be smaller"},
+     "output padding must be smaller than either stride or dilation"},
     {"IntegralArangePastTheBound",
      [](v1::Graph& g) {
        v1::Node* n = AddNode(g, "r", "aten.arange.start", {});

@@ -24,15 +24,17 @@ bool Geometry(const ResolvedGraph& g, const ResolvedNode& node, int x,
   const Meta& input = TensorMeta(g, node, x);
   const Meta& weight = TensorMeta(g, node, x + 1);
   if (!IsFloating(input.dtype) || !Plain(input, input.dtype) ||
-      !Plain(weight, input.dtype) || node.args[first + 3].b) {
+      !Plain(weight, input.dtype)) {
     return false;
   }
   absl::StatusOr<ConvGeometry> geo =
       ConvGeometryOf(input.shape, weight.shape, node.args[first].ints,
                      node.args[first + 1].ints, node.args[first + 2].ints,
-                     false, node.args[first + 5].i);
+                     node.args[first + 3].b, node.args[first + 4].ints,
+                     node.args[first + 5].i);
   if (!geo.ok() || geo->in_size.size() > 3) return false;
   s->f64 = input.dtype == v1::DTYPE_FLOAT64;
+  s->transposed = geo->transposed;
   s->batch = geo->batch;
   s->channels = geo->in_channels;
   s->out_channels = geo->out_channels;
@@ -197,11 +199,24 @@ std::string GroupImage(const std::string& t, const ConvShape& s,
                       z.in_area);
 }
 
-// The im2col of the group's image of every image into cols: every entry
-// written, zeros where the window lies in the padding.
-std::string Im2col(const ConvShape& s, const Sizes& z) {
-  return ImageLoops(s, z, GroupImage("x", s, z), "cols[c] = image[i];",
+// The im2col of the group's image of every image (of tensor x) into cols:
+// every entry written, zeros where the window lies in the padding.
+std::string Im2col(const ConvShape& s, const Sizes& z,
+                   const std::string& x = "x") {
+  return ImageLoops(s, z, GroupImage(x, s, z), "cols[c] = image[i];",
                     "cols[c] = C(0);");
+}
+
+// The bias gradient (or a transposed convolution's, from the image-shaped
+// gradient `gy` with `channels`), summed in double as the runtime's kernel.
+std::string BiasGradient(const std::string& gy, int64_t batch, int64_t channels,
+                         int64_t area) {
+  return absl::StrCat("  for (int64_t o = 0; o < ", channels, "; ++o) {\n",
+                      "    double sum = 0;\n", "    for (int64_t b = 0; b < ",
+                      batch, "; ++b)\n", "      for (int64_t i = 0; i < ", area,
+                      "; ++i)\n", "        sum += static_cast<double>(", gy,
+                      "[(b * ", channels, " + o) * ", area, " + i]);\n",
+                      "    gb[o] = static_cast<C>(sum);\n", "  }\n");
 }
 
 // Per group: im2col of every image, one GEMM, then the outputs (and bias)
@@ -245,14 +260,8 @@ std::string BackwardSource(const ConvShape& s, const Sizes& z) {
   for (int r = 0; r < 3; ++r) {
     if (!s.mask[r]) absl::StrAppend(&out, Fill(names[r], sizes[r], "C(0)"));
   }
-  if (s.mask[2]) {  // In double, as the runtime's kernel.
-    absl::StrAppend(&out, "  for (int64_t o = 0; o < ", s.out_channels,
-                    "; ++o) {\n", "    double sum = 0;\n",
-                    "    for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
-                    "      for (int64_t i = 0; i < ", z.area, "; ++i)\n",
-                    "        sum += static_cast<double>(gy[(b * ",
-                    s.out_channels, " + o) * ", z.area, " + i]);\n",
-                    "    gb[o] = static_cast<C>(sum);\n", "  }\n");
+  if (s.mask[2]) {
+    absl::StrAppend(&out, BiasGradient("gy", s.batch, s.out_channels, z.area));
   }
   if (!s.mask[0] && !s.mask[1]) return out;
   const std::string weights = absl::StrCat("w + grp * ", z.og * z.rows);
@@ -272,6 +281,72 @@ std::string BackwardSource(const ConvShape& s, const Sizes& z) {
         "    for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
         Fill(GroupImage("gx", s, z), z.cg * z.in_area, "C(0)"),
         ImageLoops(s, z, GroupImage("gx", s, z), "image[i] += cols[c];"));
+  }
+  absl::StrAppend(&out, "  }\n");
+  return out;
+}
+
+// A transposed convolution: its dual's input gradient. Per group: the
+// input gathered into outs, cols = w^T [rows, og] @ outs, col2im into y
+// (which starts as the bias).
+std::string TransposedForwardSource(const ConvShape& s, const Sizes& z) {
+  std::string out = absl::StrCat(
+      "  (void)n;\n  const C* dy = static_cast<const C*>(inputs[0]);\n",
+      "  const C* w = static_cast<const C*>(inputs[1]);\n",
+      s.bias ? "  const C* bias = static_cast<const C*>(inputs[2]);\n" : "",
+      "  C* y = static_cast<C*>(outputs[0]);\n", Scratch(z),
+      "  for (int64_t grp = 0; grp < ", s.groups, "; ++grp) {\n",
+      OutputLoops(s, z, "outs[col] = dy[at];"),
+      Gemm(s, true, false, z.rows, z.columns, z.og,
+           absl::StrCat("w + grp * ", z.og * z.rows), z.rows, "outs", z.columns,
+           "cols", z.columns),
+      "    for (int64_t b = 0; b < ", s.batch, "; ++b)\n",
+      "    for (int64_t ch = 0; ch < ", z.cg, "; ++ch)\n",
+      Fill(absl::StrCat(GroupImage("y", s, z), " + ch * ", z.in_area),
+           z.in_area,
+           s.bias ? absl::StrCat("bias[grp * ", z.cg, " + ch]")
+                  : std::string("C(0)")),
+      ImageLoops(s, z, GroupImage("y", s, z), "image[i] += cols[c];"), "  }\n");
+  return out;
+}
+
+// A transposed convolution's backward, from its dual's products: the input's
+// gradient is the dual's forward of the output's gradient (x here, the
+// dual's input), the weight's the dual's weight gradient with the input
+// (dy) as the dual's output gradient.
+std::string TransposedBackwardSource(const ConvShape& s, const Sizes& z) {
+  std::string out = absl::StrCat(
+      "  (void)n;\n  const C* x = static_cast<const C*>(inputs[0]);\n",
+      "  const C* dy = static_cast<const C*>(inputs[1]);\n",
+      "  const C* w = static_cast<const C*>(inputs[2]);\n",
+      "  C* gx = static_cast<C*>(outputs[0]);\n",
+      "  C* gw = static_cast<C*>(outputs[1]);\n",
+      "  C* gb = static_cast<C*>(outputs[2]);\n",
+      "  (void)gx; (void)gw; (void)gb; (void)dy; (void)w;\n", Scratch(z));
+  const char* names[] = {"gx", "gw", "gb"};
+  const int64_t sizes[] = {s.batch * s.out_channels * z.area,
+                           s.out_channels * z.rows, s.channels};
+  for (int r = 0; r < 3; ++r) {
+    if (!s.mask[r]) absl::StrAppend(&out, Fill(names[r], sizes[r], "C(0)"));
+  }
+  if (s.mask[2]) {
+    absl::StrAppend(&out, BiasGradient("x", s.batch, s.channels, z.in_area));
+  }
+  if (!s.mask[0] && !s.mask[1]) return out;
+  absl::StrAppend(&out, "  for (int64_t grp = 0; grp < ", s.groups,
+                  "; ++grp) {\n", Im2col(s, z));
+  if (s.mask[1]) {  // gw = gathered dy [og, columns] @ cols^T
+    absl::StrAppend(
+        &out, OutputLoops(s, z, "outs[col] = dy[at];"),
+        Gemm(s, false, true, z.og, z.rows, z.columns, "outs", z.columns, "cols",
+             z.columns, absl::StrCat("gw + grp * ", z.og * z.rows), z.rows));
+  }
+  if (s.mask[0]) {  // outs = w [og, rows] @ cols; scattered into gx
+    absl::StrAppend(&out,
+                    Gemm(s, false, false, z.og, z.columns, z.rows,
+                         absl::StrCat("w + grp * ", z.og * z.rows), z.rows,
+                         "cols", z.columns, "outs", z.columns),
+                    OutputLoops(s, z, "gx[at] = outs[col];"));
   }
   absl::StrAppend(&out, "  }\n");
   return out;
@@ -315,6 +390,10 @@ std::optional<ConvShape> ConvOf(const ResolvedGraph& g,
 
 std::string ConvSource(const ConvShape& s) {
   Sizes z(s);
+  if (s.transposed) {
+    return s.backward ? TransposedBackwardSource(s, z)
+                      : TransposedForwardSource(s, z);
+  }
   return s.backward ? BackwardSource(s, z) : ForwardSource(s, z);
 }
 

@@ -1,7 +1,8 @@
 // The convolution family in the native backend: convolution and
 // convolution_backward over contiguous floating tensors (1 to 3 spatial
-// dims, stride, padding, dilation, groups; not transposed), generated for
-// their geometry as im2col and matrix products through OpenBLAS: sgemm for
+// dims, stride, padding, dilation, groups, transposed: as the input
+// gradient of its dual, ConvGeometry), generated for their geometry as
+// im2col (or col2im) and matrix products through OpenBLAS: sgemm for
 // float32, which accumulates in float32 as eager's float32 convolution does
 // (the runtime's reference kernel computes in float64), dgemm for float64.
 // A 1x1 kernel of stride 1 without padding reads the image as it is.
@@ -22,9 +23,11 @@ namespace aotcache {
 // One convolution (inputs x, weight, bias when present; output y) or its
 // backward (inputs the output's gradient, x, weight; outputs the gradients
 // of x, weight and bias, each computed if its mask is set, else zeros), the
-// spatial dims padded to 3 with size 1.
+// spatial dims padded to 3 with size 1. A transposed one holds its dual's
+// geometry (ConvGeometry).
 struct ConvShape {
   bool f64 = false;
+  bool transposed = false;
   bool backward = false;
   bool bias = false;
   bool mask[3] = {false, false, false};
