@@ -18,10 +18,10 @@ def private_cache(tmp_path_factory):
 class Daemon:
     """An aotcached on a unix socket in data_dir; `target` is its address."""
 
-    def __init__(self, data_dir):
+    def __init__(self, data_dir, *flags: str):
         socket = data_dir / "test.sock"
         self.proc = subprocess.Popen([os.environ["AOTCACHED"], "--listen=unix:%s" % socket,
-                                      "--data_dir=%s" % data_dir],
+                                      "--data_dir=%s" % data_dir, *flags],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.time() + 30
         while not socket.exists():
@@ -39,6 +39,14 @@ class Daemon:
 @pytest.fixture(scope="session")
 def daemon(tmp_path_factory):
     d = Daemon(tmp_path_factory.mktemp("daemon"))
+    yield d.target
+    d.stop()
+
+
+@pytest.fixture(scope="session")
+def reference_daemon(tmp_path_factory):
+    """A daemon compiling with the reference backend (the runtime's kernels)."""
+    d = Daemon(tmp_path_factory.mktemp("reference"), "--backend=reference")
     yield d.target
     d.stop()
 

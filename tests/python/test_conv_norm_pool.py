@@ -72,7 +72,9 @@ CONV_TRANSPOSE2D = [
 
 @pytest.mark.parametrize("kw", CONV_TRANSPOSE2D)
 @pytest.mark.parametrize("bias", [True, False])
-def test_conv_transpose2d(compile_, kw, bias):
+@pytest.mark.parametrize("backend", ["native", "reference"])
+def test_conv_transpose2d(daemon, reference_daemon, kw, bias, backend):
+    server = daemon if backend == "native" else reference_daemon
     torch.manual_seed(2)
     groups = kw.get("groups", 1)
     x = torch.randn(2, 4, 5, 6, requires_grad=True)
@@ -80,7 +82,9 @@ def test_conv_transpose2d(compile_, kw, bias):
     b = torch.randn(6, requires_grad=True)
     fn = (lambda x, w, b: F.conv_transpose2d(x, w, b, **kw)) if bias else \
         (lambda x, w, b: F.conv_transpose2d(x, w, None, **kw) + 0 * b.sum())
-    _match(compile_(fn), fn, x, w, b, atol=1e-4)
+    compiled = aot_function(fn, server=server)
+    _match(compiled, fn, x, w, b, atol=1e-4)
+    assert compiled.cache_info()[0]["backend"] == backend
 
 
 def test_conv_transpose1d_and_3d(compile_):
