@@ -221,7 +221,9 @@ class Replayer {
                               : CheckInPlace(node, self, result_requires_grad);
         if (!st.ok()) return st;
         TensorObject& obj = r_.objects[self];
-        if (op.effect == OpEffect::kInPlace) {
+        // resize_ changes no element self keeps: the ones it adds are
+        // uninitialized in eager.
+        if (op.effect == OpEffect::kInPlace && !op.resizes_self) {
           StorageState& storage = r_.storages[obj.storage];
           storage.data_mutated = true;
           storage.mutated_with_grad_enabled |= node.grad_enabled;

@@ -24,7 +24,7 @@ enum Flag : unsigned {
   kDetachFlag = 1u << 3,
   kUnsafeViewFlag = 1u << 4,
   kFirstResultOnly = 1u << 5,  // Only result 0 is differentiable.
-  kResizesSelf = 1u << 6,      // A data and a metadata mutation.
+  kResizesSelf = 1u << 6,      // resize_ (OpInfo::resizes_self).
 };
 
 struct Row {

@@ -46,8 +46,9 @@ struct OpInfo {
   // In-place and in-place-metadata ops: the out-of-place op with the same
   // arguments ("aten.add.Tensor" for add_); the functional graph uses it.
   std::string functional_counterpart;
-  // resize_: an in-place op that also gives self a new shape (its storage
-  // may grow), so it mutates self's metadata as well as its data.
+  // resize_: an in-place op whose functional form gives self a new shape
+  // (its storage may grow): a metadata mutation, which writes no element
+  // self keeps.
   bool resizes_self = false;
   // Ops validation rewrites into others (decompositions.h): set for them
   // only, and `infer` is then null. No resolved node has such an op.

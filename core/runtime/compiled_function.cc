@@ -275,8 +275,10 @@ absl::StatusOr<CompiledFunction::ForwardResult> CompiledFunction::Forward(
       Meta after = MetaFromProto(metadata_->inputs_after(i));
       after.dtype = caller.dtype();
       if (after.StorageExtent() > caller.storage_elements()) {
-        return absl::InternalError(
-            "input layout after the call exceeds its memory");
+        return absl::FailedPreconditionError(absl::StrCat(
+            "inputs[", i,
+            "] is resized (resize_) past its memory, which this runtime "
+            "cannot grow (the Python package resizes the caller's tensor)"));
       }
       caller = caller.View(after);
     }

@@ -140,10 +140,10 @@ class CompiledEntry:
             raise RuntimeError("aotcache: the artifact returns %s mutated inputs, the "
                                "metadata names %d" % (convention["num_mutated_inputs"],
                                                      len(self.mutated)))
-        # Inputs resize_ grows (a data and a metadata mutation reaching more
-        # elements), with the element count they grow to.
+        # Inputs whose layout changes, with their element count after (more
+        # than before: resize_ grew them).
         self.grown = [(i, _numel(self.inputs_after[i])) for i in self.mutated
-                      if self.inputs[i]["mutates_data"] and self.inputs[i]["mutates_metadata"]]
+                      if self.inputs[i]["mutates_metadata"]]
         self.training = native.mode == "training"
         self.members = {int(i) for sb in self.synthetic_bases for i in sb["inputs"]}
         # The inputs that are not members of a synthetic base, by position.
