@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -49,6 +50,20 @@ def test_trains_as_in_eager_cold_then_warm(name, form, daemon):
     _check_against_eager(warm)
     assert [c["status"] for c in warm["cache_info"]] == ["hit"], warm["cache_info"]
     assert warm["cache_info"][0]["key"] == cold["cache_info"][0]["key"]
+
+
+@pytest.mark.skipif(not hasattr(torch, "compile"), reason="torch.compile needs torch 2")
+@pytest.mark.parametrize("name", ["mlp", "cnn", "gpt"])
+def test_trains_through_torch_compile_cold_then_warm(name, daemon):
+    cold = _train_in_a_process(name, "compile", daemon)
+    _check_against_eager(cold)
+    assert cold["cache_info"] and all(
+        c["status"] == "miss" and c["mode"] == "training" for c in cold["cache_info"]), \
+        cold["cache_info"]
+    warm = _train_in_a_process(name, "compile", daemon)
+    _check_against_eager(warm)
+    assert [c["status"] for c in warm["cache_info"]] == ["hit"] * len(cold["cache_info"])
+    assert [c["key"] for c in warm["cache_info"]] == [c["key"] for c in cold["cache_info"]]
 
 
 def test_resnet18_in_eval_under_no_grad_cold_then_warm(daemon):

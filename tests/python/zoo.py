@@ -266,6 +266,12 @@ def train(name, form, steps=5, server=None, seed=0, dropout=0.0):
 
         def run(*inputs):
             return w.loss(compiled(*inputs), w.target)
+    elif form == "compile":  # torch.compile(backend="aotcache"), loss outside
+        compiled = torch.compile(compiled_model, backend="aotcache",
+                                 options={"server": server} if server else None)
+
+        def run(*inputs):
+            return w.loss(compiled(*inputs), w.target)
     else:
         run = aot_function(lambda *inputs: w.loss(compiled_model(*inputs), w.target),
                            server=server)
@@ -295,21 +301,32 @@ def train(name, form, steps=5, server=None, seed=0, dropout=0.0):
             "buffer_drift": _diff(list(eager.buffers()), list(wide.buffers())),
         })
         opt.step()
-    info = compiled.cache_info() if form == "module" else run.cache_info()
-    return {"steps": rows, "cache_info": info}
+    return {"steps": rows, "cache_info": _cache_info(form, compiled if form == "module" else run)}
 
 
-def evaluate(name, server=None, seed=0, batches=3):
-    """Zoo model `name` in eval mode under no_grad through aot_module, on
-    `batches` batches, against eager float32 and float64. Returns per batch
-    output_error, output_drift and output_norm, plus cache_info."""
+def _cache_info(form, compiled):
+    if form.startswith("compile"):
+        import aotcache.dynamo
+        return aotcache.dynamo.cache_info()
+    return compiled.cache_info()
+
+
+def evaluate(name, form="eval", server=None, seed=0, batches=3):
+    """Zoo model `name` in eval mode under no_grad through aot_module (form
+    "eval") or torch.compile ("compile-eval"), on `batches` batches, against
+    eager float32 and float64. Returns per batch output_error, output_drift
+    and output_norm, plus cache_info."""
     from aotcache.torch import aot_module
 
     torch.manual_seed(seed)
     w = ZOO[name](0.0)
     eager = w.module.eval()
     wide = copy.deepcopy(eager).double()
-    compiled = aot_module(copy.deepcopy(eager), server=server)
+    if form == "eval":
+        compiled = aot_module(copy.deepcopy(eager), server=server)
+    else:
+        compiled = torch.compile(copy.deepcopy(eager), backend="aotcache",
+                                 options={"server": server} if server else None)
     rows = []
     with torch.no_grad():
         for _ in range(batches):
@@ -320,18 +337,19 @@ def evaluate(name, server=None, seed=0, batches=3):
             rows.append({"output_error": _diff([got], [want]),
                          "output_drift": _diff([want], [exact]),
                          "output_norm": _norm([want])})
-    return {"steps": rows, "cache_info": compiled.cache_info()}
+    return {"steps": rows, "cache_info": _cache_info(form, compiled)}
 
 
 if __name__ == "__main__":
     # One run in its own process: zoo.py NAME FORM [SERVER], FORM "module"
-    # (aot_module, loss outside), "function" (aot_function, loss inside) or
-    # "eval"; prints JSON.
+    # (aot_module, loss outside), "function" (aot_function, loss inside),
+    # "compile" (torch.compile(backend="aotcache"), loss outside), "eval"
+    # or "compile-eval"; prints JSON.
     import json
     import sys
     server = sys.argv[3] if len(sys.argv) > 3 else None
-    if sys.argv[2] == "eval":
-        result = evaluate(sys.argv[1], server=server)
+    if sys.argv[2].endswith("eval"):
+        result = evaluate(sys.argv[1], sys.argv[2], server=server)
     else:
         result = train(sys.argv[1], sys.argv[2], server=server)
     print(json.dumps(result))
