@@ -363,7 +363,8 @@ const std::vector<Decomposition>& Decompositions() {
           &decompositions_internal::ReshapingDecompositions(),
           &decompositions_internal::UpsampleDecompositions(),
           &decompositions_internal::LossDecompositions(),
-          &decompositions_internal::NormDecompositions()}) {
+          &decompositions_internal::NormDecompositions(),
+          &decompositions_internal::AttentionDecompositions()}) {
       all->insert(all->end(), family->begin(), family->end());
     }
     return all;

@@ -92,6 +92,8 @@ const std::vector<Decomposition>& ActivationDecompositions();
 const std::vector<Decomposition>& ReshapingDecompositions();
 // upsample_nearest2d, upsample_bilinear2d (upsample_decompositions.cc).
 const std::vector<Decomposition>& UpsampleDecompositions();
+// _scaled_dot_product_flash_attention_for_cpu (attention_decompositions.cc).
+const std::vector<Decomposition>& AttentionDecompositions();
 // native_group_norm (norm_decompositions.cc).
 const std::vector<Decomposition>& NormDecompositions();
 // smooth_l1_loss, huber_loss, binary_cross_entropy, xlogy, nll_loss2d,
