@@ -364,7 +364,8 @@ const std::vector<Decomposition>& Decompositions() {
           &decompositions_internal::UpsampleDecompositions(),
           &decompositions_internal::LossDecompositions(),
           &decompositions_internal::NormDecompositions(),
-          &decompositions_internal::AttentionDecompositions()}) {
+          &decompositions_internal::AttentionDecompositions(),
+          &decompositions_internal::RnnDecompositions()}) {
       all->insert(all->end(), family->begin(), family->end());
     }
     return all;

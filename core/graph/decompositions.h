@@ -15,6 +15,7 @@
 #ifndef AOTCACHE_CORE_GRAPH_DECOMPOSITIONS_H_
 #define AOTCACHE_CORE_GRAPH_DECOMPOSITIONS_H_
 
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -34,6 +35,10 @@ class Decomposer {
   // ones already there.
   virtual Meta meta(int value) const = 0;
   Meta tensor(int i) const { return meta(arg(i).values[0]); }
+  // The meta the graph declares for the node's result `r` (its
+  // output_meta), if it declares one: for a result no op defines the
+  // contents of (an RNN's workspace for its own backward).
+  virtual std::optional<Meta> declared(int r) const = 0;
   // Emits op(args) (a registry op, arguments bound by schema position) with
   // the node's grad mode; returns its results' value ids.
   virtual absl::StatusOr<std::vector<int>> Emit(absl::string_view op,
@@ -94,6 +99,9 @@ const std::vector<Decomposition>& ReshapingDecompositions();
 const std::vector<Decomposition>& UpsampleDecompositions();
 // _scaled_dot_product_flash_attention_for_cpu (attention_decompositions.cc).
 const std::vector<Decomposition>& AttentionDecompositions();
+// mkldnn_rnn_layer (an LSTM layer, as torch 2.x records nn.LSTM;
+// rnn_decompositions.cc).
+const std::vector<Decomposition>& RnnDecompositions();
 // native_group_norm (norm_decompositions.cc).
 const std::vector<Decomposition>& NormDecompositions();
 // smooth_l1_loss, huber_loss, binary_cross_entropy, xlogy, nll_loss2d,

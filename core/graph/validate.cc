@@ -487,6 +487,17 @@ class Resolver {
     Meta meta(int value) const override {
       return r_->resolved_.values[value].meta;
     }
+    std::optional<Meta> declared(int r) const override {
+      const v1::Node& proto = r_->graph_.nodes(node_.proto_index);
+      // A bad one is reported with the node's results (CheckDeclared).
+      if (r >= proto.output_meta_size() ||
+          !CheckMeta([] { return std::string(); }, proto.output_meta(r),
+                     r_->limits_)
+               .ok()) {
+        return std::nullopt;
+      }
+      return MetaFromProto(proto.output_meta(r));
+    }
     absl::StatusOr<std::vector<int>> Emit(absl::string_view op,
                                           std::vector<BoundArg> args) override {
       ResolvedNode emitted;
