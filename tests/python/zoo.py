@@ -267,6 +267,8 @@ def train(name, form, steps=5, server=None, seed=0, dropout=0.0):
         def run(*inputs):
             return w.loss(compiled(*inputs), w.target)
     elif form == "compile":  # torch.compile(backend="aotcache"), loss outside
+        # Dynamo leaves nn.LSTM to eager unless told (the README says so).
+        torch._dynamo.config.allow_rnn = True
         compiled = torch.compile(compiled_model, backend="aotcache",
                                  options={"server": server} if server else None)
 
