@@ -60,38 +60,13 @@ absl::StatusOr<int> LaidOutAs(Decomposer& d, int x, const Meta& like) {
 
 // The logsumexp of scores (4-d) over the last dim, as (batch, heads, rows)
 // laid out as (batch, rows, heads).
-absl::StatusOr<int> LogSumExp(Decomposer& d, int scores) {
+absl::StatusOr<int> ScoresLogSumExp(Decomposer& d, int scores) {
   AOTCACHE_ASSIGN_OR_RETURN(
-      int m, d.EmitOne("aten.amax.default",
-                       {TensorArg(scores), IntsArg({-1}), BoolArg(true)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int abs,
-                            d.EmitOne("aten.abs.default", {TensorArg(m)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int infinite,
-      d.EmitOne("aten.eq.Scalar", {TensorArg(abs), NumberArg(INFINITY)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int shift, d.EmitOne("aten.where.self",
-                           {TensorArg(infinite), NumberArg(0), TensorArg(m)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int centered,
-      d.EmitOne("aten.sub.Tensor",
-                {TensorArg(scores), TensorArg(shift), NumberArg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int e, d.EmitOne("aten.exp.default", {TensorArg(centered)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int sum, d.EmitOne("aten.sum.dim_IntList", {TensorArg(e), IntsArg({-1}),
-                                                  BoolArg(true), NoneArg()}));
-  AOTCACHE_ASSIGN_OR_RETURN(int log,
-                            d.EmitOne("aten.log.default", {TensorArg(sum)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int lse, d.EmitOne("aten.add.Tensor",
-                         {TensorArg(log), TensorArg(shift), NumberArg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int squeezed,
-      d.EmitOne("aten.squeeze.dim", {TensorArg(lse), IntArg(-1)}));
-  Meta layout = d.meta(squeezed);  // (batch, heads, rows): stride order 0 2 1
+      int lse, decompositions_internal::LogSumExp(d, TensorArg(scores),
+                                                  IntsArg({-1}), false));
+  Meta layout = d.meta(lse);  // (batch, heads, rows): stride order 0 2 1
   layout.stride = {layout.shape[1] * layout.shape[2], 1, layout.shape[1]};
-  return LaidOutAs(d, squeezed, layout);
+  return LaidOutAs(d, lse, layout);
 }
 
 // _scaled_dot_product_flash_attention_for_cpu(query, key, value, dropout_p,
@@ -194,7 +169,7 @@ Results FlashAttentionForCpu(Decomposer& d) {
   Meta layout = q;
   layout.shape = d.meta(out).shape;
   AOTCACHE_ASSIGN_OR_RETURN(out, LaidOutAs(d, out, layout));
-  AOTCACHE_ASSIGN_OR_RETURN(int lse, LogSumExp(d, scores));
+  AOTCACHE_ASSIGN_OR_RETURN(int lse, ScoresLogSumExp(d, scores));
   return std::vector<int>{out, lse};
 }
 

@@ -81,6 +81,11 @@ absl::StatusOr<std::vector<int>> InPlaceOf(Decomposer& d) {
   return d.Emit("aten.copy_.default",
                 {d.arg(0), TensorArg((*result)[0]), BoolArg(false)});
 }
+// logsumexp of x over dims = log(sum(exp(x - m))) + m for m the maximum
+// over dims (0 where it is infinite), as torch computes it; m's gradient
+// cancels, leaving the softmax.
+absl::StatusOr<int> LogSumExp(Decomposer& d, const BoundArg& x,
+                              const BoundArg& dims, bool keepdim);
 // `dim` wrapped into [0, rank) (a 0-d tensor has one dim here).
 absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
                                 int64_t rank);

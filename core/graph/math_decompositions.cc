@@ -158,39 +158,11 @@ Results VarMean(Decomposer& d) {
   return std::vector<int>{var, mean};
 }
 
-// logsumexp(self, dim, keepdim) = log(sum(exp(x - m))) + m for m the
-// maximum over dim (0 where it is infinite), as torch computes it; m's
-// gradient cancels, leaving the softmax.
+// logsumexp(self, dim, keepdim).
 Results Logsumexp(Decomposer& d) {
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int m,
-      d.EmitOne("aten.amax.default", {d.arg(0), d.arg(1), BoolArg(true)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int abs,
-                            d.EmitOne("aten.abs.default", {TensorArg(m)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int infinite,
-      d.EmitOne("aten.eq.Scalar", {TensorArg(abs), NumberArg(INFINITY)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int shift, d.EmitOne("aten.where.self",
-                           {TensorArg(infinite), NumberArg(0), TensorArg(m)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int centered,
-      d.EmitOne("aten.sub.Tensor", {d.arg(0), TensorArg(shift), NumberArg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int e, d.EmitOne("aten.exp.default", {TensorArg(centered)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int sum, d.EmitOne("aten.sum.dim_IntList",
-                         {TensorArg(e), d.arg(1), d.arg(2), NoneArg()}));
-  AOTCACHE_ASSIGN_OR_RETURN(int log,
-                            d.EmitOne("aten.log.default", {TensorArg(sum)}));
-  int offset = shift;
-  if (!d.arg(2).b) {
-    AOTCACHE_ASSIGN_OR_RETURN(
-        offset, d.EmitOne("aten._unsafe_view.default",
-                          {TensorArg(shift), IntsArg(d.meta(log).shape)}));
-  }
-  return d.Emit("aten.add.Tensor",
-                {TensorArg(log), TensorArg(offset), NumberArg(1)});
+  AOTCACHE_ASSIGN_OR_RETURN(int result, decompositions_internal::LogSumExp(
+                                            d, d.arg(0), d.arg(1), d.arg(2).b));
+  return std::vector<int>{result};
 }
 
 // baddbmm(self, batch1, batch2, beta, alpha): alpha * bmm + beta * self;
@@ -303,6 +275,38 @@ Results BceWithLogits(Decomposer& d) {
 }  // namespace
 
 namespace decompositions_internal {
+
+absl::StatusOr<int> LogSumExp(Decomposer& d, const BoundArg& x,
+                              const BoundArg& dims, bool keepdim) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int m, d.EmitOne("aten.amax.default", {x, dims, BoolArg(true)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int abs,
+                            d.EmitOne("aten.abs.default", {TensorArg(m)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int infinite,
+      d.EmitOne("aten.eq.Scalar", {TensorArg(abs), NumberArg(INFINITY)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int shift, d.EmitOne("aten.where.self",
+                           {TensorArg(infinite), NumberArg(0), TensorArg(m)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int centered,
+      d.EmitOne("aten.sub.Tensor", {x, TensorArg(shift), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int e, d.EmitOne("aten.exp.default", {TensorArg(centered)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int sum, d.EmitOne("aten.sum.dim_IntList",
+                         {TensorArg(e), dims, BoolArg(keepdim), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(int log,
+                            d.EmitOne("aten.log.default", {TensorArg(sum)}));
+  int offset = shift;
+  if (!keepdim) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        offset, d.EmitOne("aten._unsafe_view.default",
+                          {TensorArg(shift), IntsArg(d.meta(log).shape)}));
+  }
+  return d.EmitOne("aten.add.Tensor",
+                   {TensorArg(log), TensorArg(offset), NumberArg(1)});
+}
 
 const std::vector<Decomposition>& MathDecompositions() {
   static const auto* table = new std::vector<Decomposition>{

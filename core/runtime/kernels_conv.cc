@@ -116,6 +116,12 @@ absl::StatusOr<Conv3> GeometryOf(const Tensor& input, const Tensor& weight,
 // in area; y: batch, out_channels, out area), per image and group. A
 // transposed convolution is its dual's input gradient (ConvGeometry).
 
+// The im2col of one group's image into cols (zeros where it reads padding).
+void Im2col(const Conv3& g, const double* image, std::vector<double>& cols) {
+  std::fill(cols.begin(), cols.end(), 0.0);
+  g.ForEachTap([&](int64_t col, int64_t at) { cols[col] = image[at]; });
+}
+
 // y = conv(x, w).
 std::vector<double> ConvForward(const Conv3& g, const std::vector<double>& x,
                                 const std::vector<double>& w) {
@@ -124,9 +130,7 @@ std::vector<double> ConvForward(const Conv3& g, const std::vector<double>& x,
   std::vector<double> cols(g.rows() * area);
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
-      const double* image = &x[(n * g.channels + grp * cg) * g.in_area()];
-      std::fill(cols.begin(), cols.end(), 0.0);
-      g.ForEachTap([&](int64_t col, int64_t at) { cols[col] = image[at]; });
+      Im2col(g, &x[(n * g.channels + grp * cg) * g.in_area()], cols);
       Gemm(false, false, og, area, g.rows(), &w[grp * og * g.rows()],
            cols.data(), 0.0, &y[(n * g.out_channels + grp * og) * area]);
     }
@@ -160,9 +164,7 @@ std::vector<double> ConvWeightGrad(const Conv3& g, const std::vector<double>& x,
   std::vector<double> cols(g.rows() * area);
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
-      const double* image = &x[(n * g.channels + grp * cg) * g.in_area()];
-      std::fill(cols.begin(), cols.end(), 0.0);
-      g.ForEachTap([&](int64_t col, int64_t at) { cols[col] = image[at]; });
+      Im2col(g, &x[(n * g.channels + grp * cg) * g.in_area()], cols);
       Gemm(false, true, og, g.rows(), area,
            &gy[(n * g.out_channels + grp * og) * area], cols.data(), 1.0,
            &gw[grp * og * g.rows()]);
