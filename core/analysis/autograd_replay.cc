@@ -228,10 +228,7 @@ class Replayer {
           storage.data_mutated = true;
           storage.mutated_with_grad_enabled |= node.grad_enabled;
         }
-        if (op.resizes_self) {
-          obj.metadata_mutated = true;
-          obj.meta = graph_.values[result_value].meta;
-        } else if (op.effect == OpEffect::kInPlaceMetadata) {
+        if (op.resizes_self || op.effect == OpEffect::kInPlaceMetadata) {
           obj.metadata_mutated = true;
           obj.meta = graph_.values[result_value].meta;
         }
