@@ -1,5 +1,5 @@
-// Shape inference of views (exact strides and offsets) and of the scatters
-// that invert them.
+// Shape inference of views (exact strides and offsets), of the scatters
+// that invert them, and of resize (a new layout of self's elements).
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -330,6 +330,31 @@ absl::StatusOr<Metas> Select(const InferContext& ctx) {
 absl::StatusOr<Metas> AsStrided(const InferContext& ctx) {
   AOTCACHE_ASSIGN_OR_RETURN(Meta m, AsStridedMeta(ctx, ctx.tensor(0)));
   return One(std::move(m));
+}
+
+// resize(self, size): a fresh contiguous tensor of `size` holding self's
+// first elements (zeros past them). resize_ gives self that layout in place,
+// keeping its offset. Only a contiguous self, in the default memory format:
+// eager's resize_ of another layout sees its storage, not its values.
+absl::StatusOr<Metas> Resize(const InferContext& ctx) {
+  const Meta& self = ctx.tensor(0);
+  if (!self.IsContiguous()) {
+    return ArgError(ctx, 0,
+                    "resize_ of a non-contiguous tensor is not supported");
+  }
+  const BoundArg& format = ctx.arg(2);
+  if (!format.is_none() && !(format.kind == BoundArg::Kind::kString &&
+                             format.s == "torch.contiguous_format")) {
+    return ArgError(ctx, 2, "only torch.contiguous_format is supported");
+  }
+  AOTCACHE_RETURN_IF_ERROR(CheckSizes(ctx, 1, ctx.arg(1).ints));
+  return One(ContiguousMeta(ctx.arg(1).ints, self.dtype));
+}
+
+absl::StatusOr<Metas> ResizeInPlace(const InferContext& ctx) {
+  AOTCACHE_ASSIGN_OR_RETURN(Metas out, Resize(ctx));
+  out[0].offset = ctx.tensor(0).offset;
+  return out;
 }
 
 absl::StatusOr<Metas> SelectScatter(const InferContext& ctx) {
