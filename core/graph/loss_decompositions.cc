@@ -4,7 +4,8 @@
 // inf). Each computes torch's formula; gradients are those of the
 // formula, which are torch's, with the same care at the points where a
 // naive formula's gradient is not finite (xlogy at x = 0, the 2-norm of
-// zeros: 0, as torch's).
+// zeros: 0, as torch's); binary_cross_entropy's gradient for its input is
+// torch's capped one, put in beside the formula.
 #include <cmath>
 #include <limits>
 
@@ -84,14 +85,41 @@ absl::StatusOr<int> OneMinus(Decomposer& d, const BoundArg& v) {
                    {TensorArg(neg), NumberArg(1), NumberArg(1)});
 }
 
+// torch's gradient of binary_cross_entropy for its input at `x` (detached):
+// (x - y) / max(x (1 - x), 1e-12), not the formula's (finite where x is 0
+// or 1, capped where x (1 - x) is tiny).
+absl::StatusOr<int> InputGradient(Decomposer& d, int x, int one_minus_x) {
+  AOTCACHE_ASSIGN_OR_RETURN(int y,
+                            d.EmitOne("aten.detach.default", {d.arg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int diff,
+      d.EmitOne("aten.sub.Tensor", {TensorArg(x), TensorArg(y), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int product,
+      d.EmitOne("aten.mul.Tensor", {TensorArg(x), TensorArg(one_minus_x)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int small,
+      d.EmitOne("aten.lt.Scalar", {TensorArg(product), NumberArg(1e-12)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int denominator,
+      d.EmitOne("aten.where.self",
+                {TensorArg(small), NumberArg(1e-12), TensorArg(product)}));
+  return d.EmitOne("aten.div.Tensor",
+                   {TensorArg(diff), TensorArg(denominator)});
+}
+
 // binary_cross_entropy(x, y, weight?, reduction):
-// -weight (y log x + (1 - y) log(1 - x)), each log at least -100.
+// -weight (y log x + (1 - y) log(1 - x)), each log at least -100, computed
+// on detach(x); the loss then gains (x - detach(x)) g, which adds 0 to its
+// value and torch's gradient g (InputGradient) for x.
 Results BinaryCrossEntropy(Decomposer& d) {
   if (d.tensor(1).shape != d.tensor(0).shape) {
     return ArgError("target", "must have the input's shape");
   }
-  AOTCACHE_ASSIGN_OR_RETURN(int log_x, ClampedLog(d, d.arg(0)));
-  AOTCACHE_ASSIGN_OR_RETURN(int one_minus_x, OneMinus(d, d.arg(0)));
+  AOTCACHE_ASSIGN_OR_RETURN(int x,
+                            d.EmitOne("aten.detach.default", {d.arg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int log_x, ClampedLog(d, TensorArg(x)));
+  AOTCACHE_ASSIGN_OR_RETURN(int one_minus_x, OneMinus(d, TensorArg(x)));
   AOTCACHE_ASSIGN_OR_RETURN(int log_1x, ClampedLog(d, TensorArg(one_minus_x)));
   AOTCACHE_ASSIGN_OR_RETURN(int one_minus_y, OneMinus(d, d.arg(1)));
   AOTCACHE_ASSIGN_OR_RETURN(
@@ -102,8 +130,19 @@ Results BinaryCrossEntropy(Decomposer& d) {
   AOTCACHE_ASSIGN_OR_RETURN(
       int sum,
       d.EmitOne("aten.add.Tensor", {TensorArg(a), TensorArg(b), NumberArg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int loss,
+  AOTCACHE_ASSIGN_OR_RETURN(int value,
                             d.EmitOne("aten.neg.default", {TensorArg(sum)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int gradient, InputGradient(d, x, one_minus_x));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int zero,
+      d.EmitOne("aten.sub.Tensor", {d.arg(0), TensorArg(x), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int correction,
+      d.EmitOne("aten.mul.Tensor", {TensorArg(zero), TensorArg(gradient)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int loss, d.EmitOne("aten.add.Tensor", {TensorArg(value),
+                                              TensorArg(correction),
+                                              NumberArg(1)}));
   if (!d.arg(2).is_none()) {
     AOTCACHE_ASSIGN_OR_RETURN(
         loss, d.EmitOne("aten.mul.Tensor", {TensorArg(loss), d.arg(2)}));

@@ -93,6 +93,20 @@ def test_pointwise_losses(reduction):
     _compare(lambda p, t: F.binary_cross_entropy(p, t, weight=w, reduction=reduction), p, t)
 
 
+def test_binary_cross_entropy_where_the_probability_saturates():
+    """A sigmoid's output reaches exactly 0 or 1 in float32, or comes within
+    1e-12 of them: torch's gradient for the input is (x - y) / max(x (1 - x),
+    1e-12) there (the formula's is infinite, or larger), through the sigmoid
+    too."""
+    p = torch.tensor([0.0, 1.0, 1.0, 0.0, 1e-13, 1 - 1e-7, 3e-7, 0.5], requires_grad=True)
+    t = torch.tensor([0.0, 0.9, 1.0, 0.3, 1.0, 0.0, 0.5, 0.25])
+    for reduction in ("none", "mean"):
+        _compare(lambda p, t: F.binary_cross_entropy(p, t, reduction=reduction), p, t)
+    logits = torch.tensor([-120.0, -28.0, -16.0, 0.3, 17.0, 40.0], requires_grad=True)
+    labels = torch.tensor([1.0, 1.0, 0.0, 1.0, 0.0, 0.7])
+    _compare(lambda z, t: F.binary_cross_entropy(torch.sigmoid(z), t), logits, labels)
+
+
 def test_kl_div_with_zeros_in_the_target():
     torch.manual_seed(0)
     x = torch.randn(4, 5, requires_grad=True)

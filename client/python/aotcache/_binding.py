@@ -26,6 +26,5 @@ else:
     from . import _core as extension  # type: ignore[no-redef]
 
 Client = extension.Client
-Error = extension.Error
 parse_graph = extension.parse_graph
 set_blas_threads = extension.set_blas_threads

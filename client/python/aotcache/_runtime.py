@@ -26,6 +26,7 @@ import torch
 
 from . import _torch_node
 from ._binding import USES_NATIVE, extension, set_blas_threads
+from .errors import Internal, Unimplemented
 from .torch_version import storage_of
 
 NON_ALIAS = "OUTPUT_TYPE_NON_ALIAS"
@@ -61,7 +62,7 @@ def _check_growth(t: torch.Tensor, i: int, numel: int) -> None:
     shows what the storage holds there when it reaches past the tensor."""
     if numel > t.numel() and storage_of(t).nbytes() // t.element_size() > \
             t.storage_offset() + t.numel():
-        raise RuntimeError(
+        raise Unimplemented(
             "aotcache: resize_ grows input %d into memory its storage holds past it, "
             "which eager would show; resize only tensors that end their storage (or "
             "call the function eagerly)" % i)
@@ -137,7 +138,7 @@ class CompiledEntry:
         self.num_user = int(convention["num_user_outputs"])
         self.num_bases = int(convention["num_intermediate_bases"])
         if int(convention["num_mutated_inputs"]) != len(self.mutated):
-            raise RuntimeError("aotcache: the artifact returns %s mutated inputs, the "
+            raise Internal("aotcache: the artifact returns %s mutated inputs, the "
                                "metadata names %d" % (convention["num_mutated_inputs"],
                                                      len(self.mutated)))
         # Inputs whose layout changes, with their element count after (more
@@ -300,7 +301,7 @@ def _synthetic_base(inputs: Sequence[torch.Tensor], sb, origins: Sequence[int]) 
         covers = (c.storage_offset() == origin and c.is_contiguous() and c.numel() == size)
         if covers and all(m is c or m._base is c for m in members):
             return c.view(-1)
-    raise NotImplementedError(
+    raise Unimplemented(
         "aotcache: inputs %s share a storage, are mutated and require grad, but are not "
         "views of one tensor covering it; pass that tensor instead"
         % [int(i) for i in sb["inputs"]])

@@ -15,6 +15,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import torch
 import torch.utils.dlpack
 
+from .errors import Internal, Unimplemented
 from .torch_version import storage_of
 
 _DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64",
@@ -129,7 +130,7 @@ class _CompiledStep(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grads):  # type: ignore[override]
         if torch.is_grad_enabled():
-            raise RuntimeError(
+            raise Unimplemented(
                 "aotcache: double backward (create_graph=True) through a compiled "
                 "function is not supported: its backward is compiled and not "
                 "differentiable. Compute the gradient penalty eagerly (call the "
@@ -156,7 +157,7 @@ class _CompiledStep(torch.autograd.Function):
         input_grads, base_grads = plan.function.run_backward(
             saved, [_raw(t) for t in tangents])
         if len(input_grads) != len(plan.member):
-            raise RuntimeError("the backward returned %d input gradients, not %d"
+            raise Internal("the backward returned %d input gradients, not %d"
                                % (len(input_grads), len(plan.member)))
         out: List[Optional[torch.Tensor]] = [None, None]
         for i, g in enumerate(input_grads):

@@ -37,7 +37,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 import torch.fx
 
-from .torch_version import ExportError  # noqa: F401 (part of this API)
+from .errors import ExportError  # noqa: F401 (part of this API)
 from .captures import Captured, Reach, captured_tensors  # noqa: F401 (captured_tensors: API)
 from .input_copies import copy_inputs, extent, storage_spans
 from .guards import Guards, ReadRecorder, plain_globals_and_cells, refuse_hooks

@@ -43,16 +43,12 @@ import torch
 from torch.utils import _pytree as pytree
 
 from . import fx_export, torch_version
-from ._binding import Client, Error as _NativeError
+from ._binding import Client
 from ._runtime import CompiledEntry
+from .errors import CompileError, Error
 from .guards import Guards
 
 __all__ = ["CompileError", "aot_function", "aot_module"]
-
-
-class CompileError(RuntimeError):
-    """fn could not be traced or compiled (an op aotcache lacks, a dtype or
-    device it does not support, a malformed graph); the message says why."""
 
 
 _log = logging.getLogger("aotcache")
@@ -295,9 +291,9 @@ class AotFunction:
                       native.backend)
             timings = dict(trace_ms=(traced_at - start) * 1e3,
                            compile_ms=(time.perf_counter() - traced_at) * 1e3)
-        except (fx_export.ExportError, _NativeError) as e:
+        except Error as e:
             if self._fallback != "eager":
-                raise CompileError("aotcache cannot compile %s: %s" % (name, e)) from None
+                raise CompileError("aotcache cannot compile %s: %s" % (name, e), e.code) from None
             return self._eager(name, str(e))
         except Exception as e:  # make_fx's own: .item(), data-dependent control flow
             if self._fallback != "eager":

@@ -47,10 +47,7 @@ from torch.fx.experimental.proxy_tensor import make_fx as _make_fx
 from torch.overrides import TorchFunctionMode
 
 from . import traceable_ops
-
-
-class ExportError(ValueError):
-    """The function or its arguments cannot be expressed as an aotcache Graph."""
+from .errors import ExportError
 
 
 try:  # torch 1.13 and 2.x

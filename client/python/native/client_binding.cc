@@ -113,8 +113,25 @@ std::string Function::convention_json() const {
                        /*print_defaults=*/true);
 }
 
+// Raises each StatusError as the aotcache.errors class of its code.
+void RegisterStatusErrors() {
+  // Held for the life of the process (the translator may run at any call).
+  static PyObject* const for_code =
+      py::object(py::module_::import("aotcache.errors").attr("for_code"))
+          .release()
+          .ptr();
+  py::register_exception_translator([](std::exception_ptr thrown) {
+    try {
+      if (thrown) std::rethrow_exception(thrown);
+    } catch (const StatusError& e) {
+      py::object cls = py::reinterpret_borrow<py::object>(for_code)(e.code());
+      PyErr_SetString(cls.ptr(), e.message().c_str());
+    }
+  });
+}
+
 py::class_<Function> BindClient(py::module_& m) {
-  py::register_exception<StatusError>(m, "Error");
+  RegisterStatusErrors();
   // A graph parsed once, for callers that compile it again and again.
   py::class_<v1::Graph>(m, "Graph");
   m.def("parse_graph", &ParseGraph);
