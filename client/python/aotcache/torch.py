@@ -34,6 +34,7 @@ import functools
 import json
 import logging
 import os
+import sysconfig
 import threading
 import time
 import warnings
@@ -59,13 +60,15 @@ _warned_in_process = False
 
 def _packaged_daemon() -> str:
     """The aotcached shipped beside this package: in a build tree
-    (build/python/aotcache beside build/server/aotcached), or installed
-    (PREFIX/lib/pythonX/dist-packages/aotcache beside PREFIX/bin/aotcached).
-    "" when neither is there (the client then looks beside the interpreter
+    (build/python/aotcache beside build/server/aotcached), installed
+    (PREFIX/lib/pythonX/dist-packages/aotcache beside PREFIX/bin/aotcached),
+    or in this environment's scripts (pip's, also for `pip install -e`).
+    "" when none is there (the client then looks beside the interpreter
     and on PATH)."""
     here = os.path.dirname(os.path.abspath(__file__))
     for candidate in (os.path.join(here, "..", "..", "server", "aotcached"),
-                      os.path.join(here, "..", "..", "..", "..", "bin", "aotcached")):
+                      os.path.join(here, "..", "..", "..", "..", "bin", "aotcached"),
+                      os.path.join(sysconfig.get_path("scripts"), "aotcached")):
         if os.access(candidate, os.X_OK):
             return os.path.normpath(candidate)
     return ""
