@@ -72,10 +72,14 @@ def test_trains_through_torch_compile_cold_then_warm(name, daemon):
     assert cold["cache_info"] and all(
         c["status"] == "miss" and c["mode"] == "training" for c in cold["cache_info"]), \
         cold["cache_info"]
+    assert all(c["front"] == "miss" for c in cold["cache_info"]), cold["cache_info"]
     warm = _train_in_a_process(name, "compile", daemon)
     _check_against_eager(warm)
     assert [c["status"] for c in warm["cache_info"]] == ["hit"] * len(cold["cache_info"])
     assert [c["key"] for c in warm["cache_info"]] == [c["key"] for c in cold["cache_info"]]
+    # No make_fx trace in the warm process: each graph's front key found it.
+    assert all(c["front"] == "hit" and c["trace_ms"] == 0 for c in warm["cache_info"]), \
+        warm["cache_info"]
 
 
 def test_resnet18_in_eval_under_no_grad_cold_then_warm(daemon):

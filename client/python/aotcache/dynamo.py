@@ -7,6 +7,9 @@ analysis, mode decision, autodiff and backends) on its first call per
 signature, and runs the artifacts; the signature and guards of aot_function
 hold beneath Dynamo's own (module.training, grad mode, shapes).
 
+A graph compiled before in another process skips its make_fx trace when its
+front key (front_key.py) finds the exported graph.
+
 With dynamic shapes (torch.compile(..., dynamic=True), or Dynamo's automatic
 dynamic after a shape changed) the graph runs eagerly, with one warning
 naming the reason: aotcache compiles static shapes.
@@ -26,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 
 import torch
 
+from . import front_key
 from .torch import AotFunction, aot_function
 
 _OPTIONS = ("server", "fallback", "rng")
@@ -50,6 +54,7 @@ def aotcache_backend(gm: torch.fx.GraphModule, example_inputs: List[Any],
         return gm.forward
     scalars = _read_as_numbers(gm)
     compiled = aot_function(gm, **options)
+    compiled._front = front_key.graph_material(gm)
     with _lock:
         _graphs.append(weakref.ref(compiled))
     if not scalars:

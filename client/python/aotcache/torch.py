@@ -43,7 +43,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 from torch.utils import _pytree as pytree
 
-from . import fx_export, torch_version
+from . import front_key, fx_export, torch_version
 from ._binding import Client
 from ._runtime import CompiledEntry
 from .errors import CompileError, Error
@@ -152,6 +152,7 @@ class _Compiled:
         self.unique: Optional[List[int]] = None
         self.trace_ms = trace_ms        # make_fx and the export
         self.compile_ms = compile_ms    # the request (a hit or a compile) and loading
+        self.front = ""                 # "hit", "miss" (and traced), "" (no front key)
 
 
 class AotFunction:
@@ -173,6 +174,9 @@ class AotFunction:
         # module in train and in eval mode), most recent first.
         self._compiled: Dict[Any, List[_Compiled]] = {}
         self._order: List[_Compiled] = []
+        # The canonical form of fn when front keys can stand for its
+        # traces (front_key.py; the torch.compile backend sets it).
+        self._front: Optional[List[Any]] = None
 
     def __call__(self, *args, **kwargs):
         leaves, spec = _flatten_arguments(args, kwargs)
@@ -182,7 +186,7 @@ class AotFunction:
             with self._lock:
                 compiled = _holding(self._compiled.get(signature))
                 if compiled is None:
-                    compiled = self._compile(args, kwargs, leaves, spec)
+                    compiled = self._compile(args, kwargs, leaves, spec, signature)
                     self._compiled.setdefault(signature, []).insert(0, compiled)
                     self._order.append(compiled)
         if compiled.entry is None:
@@ -200,7 +204,9 @@ class AotFunction:
         the backend that compiled it ("native"/"reference"),
         why it runs eagerly, if it does ("eager"), and what its first call
         spent tracing (make_fx and the export, "trace_ms") and on the
-        request and loading the artifacts ("compile_ms")."""
+        request and loading the artifacts ("compile_ms"); for a
+        torch.compile graph, whether its front key found the exported graph
+        and skipped the trace ("front": "hit", "miss" or "" for none)."""
         rows = []
         with self._lock:
             compiled = list(self._order)
@@ -217,6 +223,7 @@ class AotFunction:
                 "eager": c.eager_reason,
                 "trace_ms": c.trace_ms,
                 "compile_ms": c.compile_ms,
+                "front": c.front,
             })
         return rows
 
@@ -260,10 +267,54 @@ class AotFunction:
             parts.append((id(t),) + tensor(t))
         return tuple(parts)
 
-    def _compile(self, args, kwargs, leaves, spec) -> _Compiled:
-        out_spec = []
+    def _compile(self, args, kwargs, leaves, spec, signature) -> _Compiled:
         tensor_at = [i for i, a in enumerate(leaves) if isinstance(a, torch.Tensor)]
         unique, source = _dupes_of([leaves[i] for i in tensor_at])
+        front = self._front_key(signature)
+        compiled = self._from_front(front) if front else None
+        if compiled is None:
+            compiled = self._trace_and_compile(args, kwargs, leaves, spec, tensor_at, unique,
+                                               source, front)
+        if len(unique) < len(tensor_at):
+            compiled.unique = unique
+        return compiled
+
+    def _front_key(self, signature: tuple) -> str:
+        """The front key of this call's trace, or "" (front_key.py)."""
+        if self._front is None or fx_export.captured_tensors(self._fn):
+            return ""
+        try:
+            plain = _plain(signature)
+        except TypeError:
+            return ""
+        return front_key.key(self._front, plain, [self._rng])
+
+    def _from_front(self, key: str) -> Optional[_Compiled]:
+        """The function the graph recorded under front key `key` compiles
+        to, without a trace; None when there is none (or it is not usable:
+        the trace then runs and records it anew)."""
+        record = front_key.default_store().load(key)
+        if record is None:
+            return None
+        start = time.perf_counter()
+        try:
+            out_spec = front_key.loads_spec(record["out_spec"])
+            client = _client(self._server)
+            native = client.compile(record["graph"])
+            entry = CompiledEntry(native, [], record["version_moved"], record["uses_rng"],
+                                  record["groups"])
+        except (Error, KeyError, TypeError, ValueError):
+            return None
+        _warn_if_in_process(native, client)
+        hooks = [self._fn] if isinstance(self._fn, torch.nn.Module) else []
+        compiled = _Compiled(entry, native, out_spec, Guards(hookless=hooks),
+                             compile_ms=(time.perf_counter() - start) * 1e3)
+        compiled.front = "hit"
+        return compiled
+
+    def _trace_and_compile(self, args, kwargs, leaves, spec, tensor_at, unique, source,
+                           front: str) -> _Compiled:
+        out_spec = []
 
         def traced(*tensors):
             call_leaves = list(leaves)
@@ -305,8 +356,14 @@ class AotFunction:
         entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng,
                               exported.groups)
         compiled = _Compiled(entry, native, out_spec[0], exported.guards, **timings)
-        if len(unique) < len(tensor_at):
-            compiled.unique = unique
+        if front:
+            compiled.front = "miss"
+            spec_text = front_key.dumps_spec(out_spec[0])
+            if not exported.lifted and spec_text is not None:
+                front_key.default_store().save(front, {
+                    "graph": json.dumps(exported.graph), "out_spec": spec_text,
+                    "version_moved": exported.version_moved, "uses_rng": uses_rng,
+                    "groups": exported.groups})
         return compiled
 
     def _eager(self, name: str, reason: str) -> _Compiled:
@@ -315,6 +372,25 @@ class AotFunction:
 
 
 _SCALARS = (bool, int, float, str, torch.dtype, torch.device)
+
+
+def _plain(x: Any) -> Any:
+    """A signature as JSON values (TypeError for what has none)."""
+    if isinstance(x, float):
+        return ["float", x.hex()]
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    if isinstance(x, (tuple, list)):
+        return [_plain(v) for v in x]
+    if isinstance(x, type):
+        return ["type", x.__qualname__]
+    if isinstance(x, (torch.dtype, torch.device)):
+        return [type(x).__name__, str(x)]
+    if isinstance(x, pytree.TreeSpec):
+        text = front_key.dumps_spec(x)
+        if text is not None:
+            return ["spec", text]
+    raise TypeError("no plain form: %s" % type(x).__name__)
 
 
 def _dupes_of(tensors: List[torch.Tensor]) -> Tuple[List[int], List[int]]:
