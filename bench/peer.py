@@ -10,7 +10,7 @@ Per model, each figure measured in a process of its own:
      backward, Adam step) in a new process, Inductor with an empty
      TORCHINDUCTOR_CACHE_DIR, aotcache with a daemon that has never seen the
      model;
-  2. warm first step: the same in a second new process, Inductor with the
+  2. warm first step: the same in later new processes, Inductor with the
      caches the cold run left, aotcache with that daemon (and the client's
      local artifacts); beside them Dynamo's own cost, the warm first step of
      torch.compile(backend="eager"), and eager's first step;
@@ -20,8 +20,10 @@ Per model, each figure measured in a process of its own:
      and eager against its second run is the noise floor.
 
 The loss is computed outside the compiled model, as users write it. The
-LSTM compiles only with torch._dynamo.config.allow_rnn (set here for every
-backend: without it Dynamo runs nn.LSTM eagerly).
+LSTM compiles only with torch._dynamo.config.allow_rnn, set here for
+aotcache and Dynamo's eager backend; Inductor fails with it on torch 2.13
+(mkldnn_rnn_layer: "expected Tensor() for op"), so its LSTM runs eagerly as
+by default. The warm first steps are the median of --warm processes each.
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 build/venv-torch2/bin/python bench/peer.py
     ... bench/peer.py --models mlp,cnn --steps 20 --rounds 3
@@ -50,7 +52,9 @@ def _model(name, backend):
     import zoo
 
     torch.manual_seed(0)
-    torch._dynamo.config.allow_rnn = True
+    # Inductor fails on the LSTM's mkldnn_rnn_layer with allow_rnn
+    # ("expected Tensor() for op"): it runs nn.LSTM eagerly, as by default.
+    torch._dynamo.config.allow_rnn = backend != "inductor"
     w = zoo.ZOO[name](0.0)
     module = w.module.train()
     if backend == "eager_python":
@@ -124,6 +128,7 @@ def main():
     parser.add_argument("--models", default="mlp,cnn,resnet18,gpt,encoder,lstm")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--warm", type=int, default=3)
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -158,11 +163,14 @@ def main():
             for name in args.models.split(","):
                 inductor_env = dict(env, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "ind-" + name))
                 cold_ind = worker("first", name, "inductor", inductor_env)
-                warm_ind = worker("first", name, "inductor", inductor_env)
                 cold_aot = worker("first", name, "aotcache", env)
-                warm_aot = worker("first", name, "aotcache", env)
-                warm_dynamo = worker("first", name, "dynamo", env)
-                eager_first = worker("first", name, "eager", env)
+                warm = {side: [] for side in ("eager", "dynamo", "inductor", "aotcache")}
+                for _ in range(args.warm):
+                    for side in warm:
+                        side_env = inductor_env if side == "inductor" else env
+                        warm[side].append(worker("first", name, side, side_env))
+                eager_first, warm_dynamo, warm_ind, warm_aot = (
+                    statistics.median(warm[side]) for side in warm)
                 times = {side: [] for side in SIDES + ("again",)}
                 for _ in range(args.rounds):
                     for side in SIDES + ("again",):
