@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Set
 import torch
 
 from . import front_key
-from .torch import AotFunction, aot_function
+from .torch import AotFunction, _check_options
 
 _OPTIONS = ("server", "fallback", "rng")
 _warned: Set[str] = set()
@@ -53,8 +53,12 @@ def aotcache_backend(gm: torch.fx.GraphModule, example_inputs: List[Any],
             warnings.warn("aotcache: running a graph eagerly: %s" % reason)
         return gm.forward
     scalars = _read_as_numbers(gm)
-    compiled = aot_function(gm, **options)
-    compiled._front = front_key.graph_material(gm)
+    _check_options(None, options.get("fallback"), options.get("rng", "philox"))
+    # Dynamo's graph is its own: no one replaces the tensors it holds, so
+    # calls need not look for them (the trace's guards still hold them).
+    compiled = AotFunction(gm, options.get("server"), options.get("fallback"),
+                           options.get("rng", "philox"), watch_captures=False,
+                           front=front_key.graph_material(gm))
     with _lock:
         _graphs.append(weakref.ref(compiled))
     if not scalars:

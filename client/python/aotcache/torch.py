@@ -159,7 +159,8 @@ class AotFunction:
     """The callable aot_function returns."""
 
     def __init__(self, fn: Callable, server: Optional[str], fallback: Optional[str],
-                 rng: str = "philox", watch_captures: bool = True):
+                 rng: str = "philox", watch_captures: bool = True,
+                 front: Optional[List[Any]] = None):
         functools.update_wrapper(self, fn)
         self._fn = fn
         # Whether each call's signature holds the identity and layout of
@@ -175,8 +176,8 @@ class AotFunction:
         self._compiled: Dict[Any, List[_Compiled]] = {}
         self._order: List[_Compiled] = []
         # The canonical form of fn when front keys can stand for its
-        # traces (front_key.py; the torch.compile backend sets it).
-        self._front: Optional[List[Any]] = None
+        # traces (front_key.py; the torch.compile backend's graphs).
+        self._front = front
 
     def __call__(self, *args, **kwargs):
         leaves, spec = _flatten_arguments(args, kwargs)
