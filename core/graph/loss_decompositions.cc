@@ -1,7 +1,7 @@
 // The decompositions of losses and norms (decompositions.h): smooth_l1_loss,
 // huber_loss, binary_cross_entropy, xlogy (kl_div's), nll_loss2d (cross
-// entropy over images), std, norm and linalg_vector_norm (p = 1, 2 or
-// inf). Each computes torch's formula; gradients are those of the
+// entropy over images), std, norm and linalg_vector_norm (p = 1, inf or
+// any p > 1). Each computes torch's formula; gradients are those of the
 // formula, which are torch's, with the same care at the points where a
 // naive formula's gradient is not finite (xlogy at x = 0, the 2-norm of
 // zeros: 0, as torch's); binary_cross_entropy's gradient for its input is
@@ -228,42 +228,53 @@ Results Std(Decomposer& d) {
   return d.Emit("aten.sqrt.default", {TensorArg(var)});
 }
 
-// The p-norm over `dim` (None: every dim) for p = 2, 1 and inf, as
-// norm.ScalarOpt_dim (p? = 2) and linalg_vector_norm take it. The 2-norm is
-// sqrt(sum x^2), 0 (with gradient 0, as torch's) where the sum is 0.
+// The p-norm over `dim` (None: every dim) for p = 1, inf and every p > 1,
+// as norm.ScalarOpt_dim (p? = 2) and linalg_vector_norm take it: sum |x|,
+// max |x|, or (sum |x|^p)^(1/p) (x^2 and sqrt for p = 2), 0 with gradient 0
+// where the sum is 0, as torch's. Below 1 torch's gradient is not the
+// formula's at zeros: refused.
 Results PNorm(Decomposer& d, double p, BoundArg dim, const BoundArg& keepdim) {
   if (dim.is_none()) {  // Every dim.
     std::vector<int64_t> all;
     for (int64_t k = 0; k < d.tensor(0).dim(); ++k) all.push_back(k);
     dim = IntsArg(all);
   }
-  if (p == 1 || std::isinf(p)) {
-    if (std::isinf(p) && p < 0) return ArgError("p", "-inf is not supported");
+  if (std::isinf(p) && p < 0) return ArgError("p", "-inf is not supported");
+  if (p < 1) {
+    return ArgError("p", absl::StrCat("the ", p,
+                                      "-norm is not supported (1, inf and "
+                                      "every p > 1 are)"));
+  }
+  int power;
+  if (p == 2) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        power, d.EmitOne("aten.mul.Tensor", {d.arg(0), d.arg(0)}));
+  } else {
     AOTCACHE_ASSIGN_OR_RETURN(int abs,
                               d.EmitOne("aten.abs.default", {d.arg(0)}));
     if (p == 1) {
       return d.Emit("aten.sum.dim_IntList",
                     {TensorArg(abs), dim, keepdim, NoneArg()});
     }
-    return d.Emit("aten.amax.default", {TensorArg(abs), dim, keepdim});
+    if (std::isinf(p)) {
+      return d.Emit("aten.amax.default", {TensorArg(abs), dim, keepdim});
+    }
+    AOTCACHE_ASSIGN_OR_RETURN(
+        power,
+        d.EmitOne("aten.pow.Tensor_Scalar", {TensorArg(abs), NumberArg(p)}));
   }
-  if (p != 2) {
-    return ArgError(
-        "p",
-        absl::StrCat("the ", p, "-norm is not supported (1, 2 and inf are)"));
-  }
-  AOTCACHE_ASSIGN_OR_RETURN(int square,
-                            d.EmitOne("aten.mul.Tensor", {d.arg(0), d.arg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int sum, d.EmitOne("aten.sum.dim_IntList",
-                         {TensorArg(square), dim, keepdim, NoneArg()}));
+                         {TensorArg(power), dim, keepdim, NoneArg()}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int zero, d.EmitOne("aten.eq.Scalar", {TensorArg(sum), NumberArg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int safe, d.EmitOne("aten.where.self",
                           {TensorArg(zero), NumberArg(1), TensorArg(sum)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int root,
-                            d.EmitOne("aten.sqrt.default", {TensorArg(safe)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int root, p == 2 ? d.EmitOne("aten.sqrt.default", {TensorArg(safe)})
+                       : d.EmitOne("aten.pow.Tensor_Scalar",
+                                   {TensorArg(safe), NumberArg(1 / p)}));
   return d.Emit("aten.where.self",
                 {TensorArg(zero), NumberArg(0), TensorArg(root)});
 }

@@ -131,6 +131,10 @@ def test_std_and_norms():
     _compare(lambda x: F.normalize(x, dim=1), zeros_row)
     _compare(lambda x: x.norm(p=1, dim=1, keepdim=True), x)
     _compare(lambda x: torch.linalg.norm(x, ord=float("inf"), dim=1), x)
+    zeros_row.data[2, 3] = 0.0  # A zero in a row whose norm is not.
+    for p in (3, 1.5, 4.0):  # zeros_row: a norm of 0 has gradient 0, as torch's.
+        _compare(lambda x: x.norm(p=p, dim=1), zeros_row)
+        _compare(lambda x: torch.linalg.vector_norm(x, ord=p), x)
 
 
 def test_flip_roll_repeat_pad():
@@ -150,8 +154,8 @@ def test_flip_roll_repeat_pad():
 
 def test_refusals_name_the_argument():
     from aotcache.torch import CompileError
-    g = aot_function(lambda x: x.norm(p=3, dim=0), server=_compare.server)
-    with pytest.raises(CompileError, match="3-norm is not supported"):
+    g = aot_function(lambda x: x.norm(p=0.5, dim=0), server=_compare.server)
+    with pytest.raises(CompileError, match="0.5-norm is not supported"):
         g(torch.randn(3))
 
 
