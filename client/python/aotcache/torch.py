@@ -442,7 +442,10 @@ def _unflatten_arguments(leaves: List[Any], spec: Any, args: tuple,
 
 def _spec_key(spec) -> Any:
     """A hashable form of a pytree TreeSpec (which is not hashable)."""
-    children = getattr(spec, "children_specs", None)
+    # torch 2.x's children() (children_specs is deprecated there), 1.13's
+    # children_specs.
+    children = spec.children() if callable(getattr(spec, "children", None)) \
+        else getattr(spec, "children_specs", None)
     if children is None or (not children and getattr(spec, "type", None) is None):
         return "*"
     context = spec.context
