@@ -1,11 +1,11 @@
 // The decompositions of losses and norms (decompositions.h): smooth_l1_loss,
 // huber_loss, binary_cross_entropy, xlogy (kl_div's), nll_loss2d (cross
 // entropy over images), std, norm and linalg_vector_norm (p = 1, inf or
-// any p > 1). Each computes torch's formula; gradients are those of the
-// formula, which are torch's, with the same care at the points where a
-// naive formula's gradient is not finite (xlogy at x = 0, the 2-norm of
-// zeros: 0, as torch's); binary_cross_entropy's gradient for its input is
-// torch's capped one, put in beside the formula.
+// any p > 1), and cdist's _cdist_forward and _euclidean_dist. Each computes
+// torch's formula; gradients are those of the formula, which are torch's, with
+// the same care at the points where a naive formula's gradient is not finite
+// (xlogy at x = 0, the 2-norm of zeros: 0, as torch's); binary_cross_entropy's
+// gradient for its input is torch's capped one, put in beside the formula.
 #include <cmath>
 #include <limits>
 
@@ -140,9 +140,9 @@ Results BinaryCrossEntropy(Decomposer& d) {
       int correction,
       d.EmitOne("aten.mul.Tensor", {TensorArg(zero), TensorArg(gradient)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int loss, d.EmitOne("aten.add.Tensor", {TensorArg(value),
-                                              TensorArg(correction),
-                                              NumberArg(1)}));
+      int loss,
+      d.EmitOne("aten.add.Tensor",
+                {TensorArg(value), TensorArg(correction), NumberArg(1)}));
   if (!d.arg(2).is_none()) {
     AOTCACHE_ASSIGN_OR_RETURN(
         loss, d.EmitOne("aten.mul.Tensor", {TensorArg(loss), d.arg(2)}));
@@ -228,44 +228,8 @@ Results Std(Decomposer& d) {
   return d.Emit("aten.sqrt.default", {TensorArg(var)});
 }
 
-// The p-norm over `dim` (None: every dim) for p = 1, inf and every p > 1,
-// as norm.ScalarOpt_dim (p? = 2) and linalg_vector_norm take it: sum |x|,
-// max |x|, or (sum |x|^p)^(1/p) (x^2 and sqrt for p = 2), 0 with gradient 0
-// where the sum is 0, as torch's. Below 1 torch's gradient is not the
-// formula's at zeros: refused.
-Results PNorm(Decomposer& d, double p, BoundArg dim, const BoundArg& keepdim) {
-  if (dim.is_none()) {  // Every dim.
-    std::vector<int64_t> all;
-    for (int64_t k = 0; k < d.tensor(0).dim(); ++k) all.push_back(k);
-    dim = IntsArg(all);
-  }
-  if (std::isinf(p) && p < 0) return ArgError("p", "-inf is not supported");
-  if (p < 1) {
-    return ArgError("p", absl::StrCat("the ", p,
-                                      "-norm is not supported (1, inf and "
-                                      "every p > 1 are)"));
-  }
-  int power;
-  if (p == 2) {
-    AOTCACHE_ASSIGN_OR_RETURN(
-        power, d.EmitOne("aten.mul.Tensor", {d.arg(0), d.arg(0)}));
-  } else {
-    AOTCACHE_ASSIGN_OR_RETURN(int abs,
-                              d.EmitOne("aten.abs.default", {d.arg(0)}));
-    if (p == 1) {
-      return d.Emit("aten.sum.dim_IntList",
-                    {TensorArg(abs), dim, keepdim, NoneArg()});
-    }
-    if (std::isinf(p)) {
-      return d.Emit("aten.amax.default", {TensorArg(abs), dim, keepdim});
-    }
-    AOTCACHE_ASSIGN_OR_RETURN(
-        power,
-        d.EmitOne("aten.pow.Tensor_Scalar", {TensorArg(abs), NumberArg(p)}));
-  }
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int sum, d.EmitOne("aten.sum.dim_IntList",
-                         {TensorArg(power), dim, keepdim, NoneArg()}));
+// sum^(1/p), 0 (with gradient 0, as torch's) where sum is 0.
+Results ZeroSafeRoot(Decomposer& d, int sum, double p) {
   AOTCACHE_ASSIGN_OR_RETURN(
       int zero, d.EmitOne("aten.eq.Scalar", {TensorArg(sum), NumberArg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(
@@ -278,14 +242,123 @@ Results PNorm(Decomposer& d, double p, BoundArg dim, const BoundArg& keepdim) {
   return d.Emit("aten.where.self",
                 {TensorArg(zero), NumberArg(0), TensorArg(root)});
 }
+
+// The p-norm of x over `dim` (None: every dim) for p = 1, inf and every p > 1,
+// as norm.ScalarOpt_dim (p? = 2) and linalg_vector_norm take it: sum |x|,
+// max |x|, or (sum |x|^p)^(1/p) (x^2 and sqrt for p = 2), 0 with gradient 0
+// where the sum is 0, as torch's. Below 1 torch's gradient is not the
+// formula's at zeros: refused.
+Results PNorm(Decomposer& d, const BoundArg& x, double p, BoundArg dim,
+              const BoundArg& keepdim) {
+  if (dim.is_none()) {  // Every dim.
+    std::vector<int64_t> all;
+    for (int64_t k = 0; k < d.meta(x.values[0]).dim(); ++k) all.push_back(k);
+    dim = IntsArg(all);
+  }
+  if (std::isinf(p) && p < 0) return ArgError("p", "-inf is not supported");
+  if (p < 1) {
+    return ArgError("p", absl::StrCat("the ", p,
+                                      "-norm is not supported (1, inf and "
+                                      "every p > 1 are)"));
+  }
+  int power;
+  if (p == 2) {
+    AOTCACHE_ASSIGN_OR_RETURN(power, d.EmitOne("aten.mul.Tensor", {x, x}));
+  } else {
+    AOTCACHE_ASSIGN_OR_RETURN(int abs, d.EmitOne("aten.abs.default", {x}));
+    if (p == 1) {
+      return d.Emit("aten.sum.dim_IntList",
+                    {TensorArg(abs), dim, keepdim, NoneArg()});
+    }
+    if (std::isinf(p)) {
+      return d.Emit("aten.amax.default", {TensorArg(abs), dim, keepdim});
+    }
+    AOTCACHE_ASSIGN_OR_RETURN(power, d.EmitOne("aten.pow.Tensor_Scalar",
+                                               {TensorArg(abs), NumberArg(p)}));
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int sum, d.EmitOne("aten.sum.dim_IntList",
+                         {TensorArg(power), dim, keepdim, NoneArg()}));
+  return ZeroSafeRoot(d, sum, p);
+}
+
+// _cdist_forward(x1, x2, p, compute_mode): per pair of rows the p-norm of
+// their difference (PNorm's p), as torch computes it for small inputs (it
+// records _euclidean_dist for the large ones with p = 2).
+Results CdistForward(Decomposer& d) {
+  const Meta x1 = d.tensor(0), x2 = d.tensor(1);
+  if (x1.dim() < 2 || x1.dim() != x2.dim() ||
+      x1.shape.back() != x2.shape.back()) {
+    return ArgError("x2", "must have x1's rank (at least 2) and row size");
+  }
+  const int64_t rank = x1.dim();
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int rows, d.EmitOne("aten.unsqueeze.default", {d.arg(0), IntArg(-2)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int columns, d.EmitOne("aten.unsqueeze.default", {d.arg(1), IntArg(-3)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int diff, d.EmitOne("aten.sub.Tensor",
+                          {TensorArg(rows), TensorArg(columns), NumberArg(1)}));
+  return PNorm(d, TensorArg(diff), d.arg(2).AsDouble(), IntsArg({rank}),
+               BoolArg(false));
+}
+
+// _euclidean_dist(x1, x2) for 2-d or 3-d x1, x2, as torch computes it:
+// sqrt(max(0, |a|^2 + |b|^2 - 2 a.b)) by one matrix product of
+// [-2 x1, |x1|^2, 1] and [x2, 1, |x2|^2]; 0 with gradient 0 where that is 0.
+Results EuclideanDist(Decomposer& d) {
+  const Meta x1 = d.tensor(0), x2 = d.tensor(1);
+  if ((x1.dim() != 2 && x1.dim() != 3) || x1.dim() != x2.dim() ||
+      x1.shape.back() != x2.shape.back()) {
+    return ArgError("x2", "must have x1's rank (2 or 3) and row size");
+  }
+  auto padded = [&](const BoundArg& x, double scale,
+                    bool norm_first) -> absl::StatusOr<int> {
+    AOTCACHE_ASSIGN_OR_RETURN(int square, d.EmitOne("aten.mul.Tensor", {x, x}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int norm,
+        d.EmitOne("aten.sum.dim_IntList", {TensorArg(square), IntsArg({-1}),
+                                           BoolArg(true), NoneArg()}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int ones, d.EmitOne("aten.ones_like.default",
+                            {TensorArg(norm), NoneArg(), NoneArg(), NoneArg(),
+                             NoneArg(), NoneArg()}));
+    int scaled = x.values[0];
+    if (scale != 1) {
+      AOTCACHE_ASSIGN_OR_RETURN(
+          scaled, d.EmitOne("aten.mul.Scalar", {x, NumberArg(scale)}));
+    }
+    std::vector<int> parts = {scaled, norm_first ? norm : ones,
+                              norm_first ? ones : norm};
+    return d.EmitOne("aten.cat.default", {TensorListArg(parts), IntArg(-1)});
+  };
+  AOTCACHE_ASSIGN_OR_RETURN(int a, padded(d.arg(0), -2, true));
+  AOTCACHE_ASSIGN_OR_RETURN(int b, padded(d.arg(1), 1, false));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int b_t,
+      d.EmitOne("aten.transpose.int", {TensorArg(b), IntArg(-1), IntArg(-2)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int product,
+      d.EmitOne(x1.dim() == 2 ? "aten.mm.default" : "aten.bmm.default",
+                {TensorArg(a), TensorArg(b_t)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int negative,
+      d.EmitOne("aten.lt.Scalar", {TensorArg(product), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int clamped,
+      d.EmitOne("aten.where.self",
+                {TensorArg(negative), NumberArg(0), TensorArg(product)}));
+  return ZeroSafeRoot(d, clamped, 2);
+}
+
 Results Norm(Decomposer& d) {
-  return PNorm(d, d.arg(1).is_none() ? 2 : d.arg(1).AsDouble(), d.arg(2),
-               d.arg(3));
+  return PNorm(d, d.arg(0), d.arg(1).is_none() ? 2 : d.arg(1).AsDouble(),
+               d.arg(2), d.arg(3));
 }
 // linalg_vector_norm(x, ord, dim?, keepdim, dtype?): a dtype is refused.
 Results VectorNorm(Decomposer& d) {
   if (!d.arg(4).is_none()) return ArgError("dtype", "is not supported");
-  return PNorm(d, d.arg(1).AsDouble(), d.arg(2), d.arg(3));
+  return PNorm(d, d.arg(0), d.arg(1).AsDouble(), d.arg(2), d.arg(3));
 }
 
 }  // namespace
@@ -316,6 +389,10 @@ const std::vector<Decomposition>& LossDecompositions() {
       {"linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool "
        "keepdim=False, *, ScalarType? dtype=None) -> Tensor",
        VectorNorm},
+      {"_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> "
+       "Tensor",
+       CdistForward},
+      {"_euclidean_dist(Tensor x1, Tensor x2) -> Tensor", EuclideanDist},
   };
   return *table;
 }

@@ -1,5 +1,7 @@
 #include "core/graph/norm_inference.h"
 
+#include <array>
+
 #include "absl/strings/str_cat.h"
 #include "core/graph/infer_helpers.h"
 #include "core/status_macros.h"
@@ -62,8 +64,11 @@ absl::StatusOr<Metas> BatchNormBackward(const InferContext& ctx) {
     return ArgError(ctx, 0, "must have the input's shape");
   }
   bool train = ctx.arg(7).b;
-  for (int k : train ? std::initializer_list<int>{5, 6}
-                     : std::initializer_list<int>{3, 4}) {
+  // An array, not an initializer_list: a conditional's initializer_list
+  // would outlive the array behind it.
+  const std::array<int, 2> statistics =
+      train ? std::array<int, 2>{5, 6} : std::array<int, 2>{3, 4};
+  for (int k : statistics) {
     if (ctx.arg(k).is_none()) {
       return ArgError(ctx, k,
                       train ? "training needs the saved statistics"

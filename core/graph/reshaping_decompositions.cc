@@ -18,13 +18,6 @@ using decompositions_internal::ArgError;
 using decompositions_internal::WrapDim;
 using Results = absl::StatusOr<std::vector<int>>;
 
-BoundArg ListArg(std::vector<int> values) {
-  BoundArg list;
-  list.kind = BoundArg::Kind::kTensorList;
-  list.values = std::move(values);
-  return list;
-}
-
 absl::StatusOr<int> Slice(Decomposer& d, const BoundArg& x, int64_t dim,
                           int64_t start, int64_t end) {
   return d.EmitOne("aten.slice.Tensor",
@@ -89,8 +82,8 @@ Results Roll(Decomposer& d) {
     AOTCACHE_ASSIGN_OR_RETURN(int tail, Slice(d, x, dim, n - s, n));
     AOTCACHE_ASSIGN_OR_RETURN(int head, Slice(d, x, dim, 0, n - s));
     AOTCACHE_ASSIGN_OR_RETURN(
-        int out,
-        d.EmitOne("aten.cat.default", {ListArg({tail, head}), IntArg(dim)}));
+        int out, d.EmitOne("aten.cat.default",
+                           {TensorListArg({tail, head}), IntArg(dim)}));
     x = TensorArg(out);
     rolled = true;
   }
@@ -226,7 +219,7 @@ Results ConstantPadNd(Decomposer& d) {
     if (parts.size() > 1) {
       AOTCACHE_ASSIGN_OR_RETURN(
           int out,
-          d.EmitOne("aten.cat.default", {ListArg(parts), IntArg(dim)}));
+          d.EmitOne("aten.cat.default", {TensorListArg(parts), IntArg(dim)}));
       x = TensorArg(out);
     }
   }

@@ -133,5 +133,11 @@ BoundArg DTypeArg(DType d) {
   return b;
 }
 BoundArg NoneArg() { return BoundArg(); }
+BoundArg TensorListArg(std::vector<int> values) {
+  BoundArg b;
+  b.kind = BoundArg::Kind::kTensorList;
+  b.values = std::move(values);
+  return b;
+}
 
 }  // namespace aotcache

@@ -80,6 +80,7 @@ BoundArg BoolArg(bool v);
 BoundArg StringArg(std::string s);
 BoundArg DTypeArg(DType d);
 BoundArg NoneArg();
+BoundArg TensorListArg(std::vector<int> values);
 
 }  // namespace aotcache
 

@@ -137,6 +137,25 @@ def test_std_and_norms():
         _compare(lambda x: torch.linalg.vector_norm(x, ord=p), x)
 
 
+def test_cdist_small_and_large():
+    """Up to 25 rows torch records _cdist_forward (the norm of each
+    difference: a point paired with itself has distance 0 and gradient 0),
+    above it _euclidean_dist (one matrix product, whose value for a pair
+    within float32's rounding of each other is about sqrt(eps) |x| in
+    eager's order of summation and in ours alike, so that those pairs do not
+    compare)."""
+    torch.manual_seed(0)
+    for rows, p in ((5, 2.0), (5, 1.0), (5, 3.0), (5, float("inf"))):
+        x = torch.randn(2, rows, 4, requires_grad=True)
+        y = torch.cat([x.detach()[:, :3], torch.randn(2, rows + 1, 4)], 1).requires_grad_()
+        _compare(lambda a, b: torch.cdist(a, b, p=p), x, y)
+    _compare(lambda a: torch.cdist(a, a), torch.randn(6, 3, requires_grad=True))
+    _compare(lambda a, b: torch.cdist(a, b), torch.randn(2, 30, 4, requires_grad=True),
+             torch.randn(2, 40, 4, requires_grad=True))
+    _compare(lambda a, b: torch.cdist(a, b), torch.randn(40, 3, requires_grad=True),
+             torch.randn(26, 3))
+
+
 def test_flip_roll_repeat_pad():
     torch.manual_seed(0)
     x = torch.randn(3, 4, 5, requires_grad=True)
