@@ -52,6 +52,22 @@ void Div(C& c) {
   }
 }
 
+// atan2(a, b): g b / (a^2 + b^2) for a, -g a / (a^2 + b^2) for b
+// (derivatives.yaml; NaN at (0, 0), as torch's).
+void Atan2(C& c) {
+  int a2 = c.Op("aten.mul.Tensor", {c.Operand(0), c.Operand(0)});
+  int b2 = c.Op("aten.mul.Tensor", {c.Operand(1), c.Operand(1)});
+  int norm = c.Op("aten.add.Tensor", {T(a2), T(b2), N(1)});
+  int scale = c.Op("aten.div.Tensor", {T(*c.grad()), T(norm)});
+  if (c.needs(0)) {
+    c.SetGrad(0, c.Op("aten.mul.Tensor", {T(scale), c.Operand(1)}));
+  }
+  if (c.needs(1)) {
+    int ga = c.Op("aten.mul.Tensor", {T(scale), c.Operand(0)});
+    c.SetGrad(1, c.Op("aten.neg.default", {T(ga)}));
+  }
+}
+
 void Neg(C& c) { c.SetGrad(0, c.Op("aten.neg.default", {T(*c.grad())})); }
 void Exp(C& c) {
   c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(c.Result())}));
@@ -471,6 +487,7 @@ const DerivativeRules& Rules() {
         {"aten.pow.Tensor_Scalar", Pow},
         {"aten.pow.Tensor_Tensor", PowTensor},
         {"aten.maximum.default", Maximum},
+        {"aten.atan2.default", Atan2},
         {"aten.minimum.default", Minimum},
         {"aten.where.self", Where},
         {"aten.clone.default", Identity},

@@ -72,6 +72,7 @@ const Row kRows[] = {
     {"pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
      infer::Elementwise},
     {"maximum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
+    {"atan2(Tensor self, Tensor other) -> Tensor", infer::ElementwiseFloat},
     {"minimum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
     {"where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
      infer::Where, kNone, "", "condition"},

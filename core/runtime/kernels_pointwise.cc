@@ -84,6 +84,9 @@ Results Mul(const KernelArgs& k) {
 Results Div(const KernelArgs& k) {
   return BinaryOp(k, [](auto x, auto y) { return x / y; });
 }
+Results Atan2(const KernelArgs& k) {
+  return BinaryOp(k, [](auto y, auto x) { return std::atan2(y, x); });
+}
 Results Maximum(const KernelArgs& k) {
   return BinaryOp(k, [](auto x, auto y) {
     if (x != x) return x;  // NaN propagates.
@@ -262,6 +265,7 @@ const std::vector<Entry>& PointwiseKernels() {
       {"aten.pow.Tensor_Scalar", PowScalar},
       {"aten.pow.Tensor_Tensor", PowTensor},
       {"aten.maximum.default", Maximum},
+      {"aten.atan2.default", Atan2},
       {"aten.minimum.default", Minimum},
       {"aten.where.self", Where},
       {"aten.eq.Tensor", Eq},

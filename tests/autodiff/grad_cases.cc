@@ -72,6 +72,7 @@ const GradCase kCases[] = {
     {"PowCube", "2x3", T1("aten.pow.Tensor_Scalar", "," + Float(3))},
     {"PowHalf", "2x3", T1("aten.pow.Tensor_Scalar", "," + Float(0.5)), true},
     {"Maximum", "2x3,3", T2("aten.maximum.default")},
+    {"Atan2", "2x3,3", T2("aten.atan2.default")},
     {"Minimum", "2x3,3", T2("aten.minimum.default")},
     {"Where", "2x3,2x3,3",
      Node("c", "aten.gt.Scalar", Ref("x0") + "," + Int(0)) + "," +

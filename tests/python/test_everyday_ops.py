@@ -137,6 +137,15 @@ def test_std_and_norms():
         _compare(lambda x: torch.linalg.vector_norm(x, ord=p), x)
 
 
+def test_atan2_in_every_quadrant_and_on_the_axes():
+    y = torch.tensor([1.0, 1.0, -1.0, -1.0, 0.0, 0.0, 2.0, -3.0, 0.5], requires_grad=True)
+    x = torch.tensor([1.0, -1.0, -1.0, 1.0, 2.0, -2.0, 0.0, 0.0, 4.0], requires_grad=True)
+    _compare(torch.atan2, y, x)
+    _compare(lambda y, x: torch.atan2(y, x), torch.randn(3, 4, requires_grad=True),
+             torch.randn(4, requires_grad=True))  # Broadcast: x's gradient summed.
+    _compare(lambda y: torch.atan2(y, torch.tensor(2)), torch.randn(5, requires_grad=True))
+
+
 def test_cdist_small_and_large():
     """Up to 25 rows torch records _cdist_forward (the norm of each
     difference: a point paired with itself has distance 0 and gradient 0),

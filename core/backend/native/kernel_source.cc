@@ -36,6 +36,10 @@ constexpr Formula kFormulas[] = {
     // The exponent b is a number: a literal the branch folds on.
     {"aten.pow.Tensor_Scalar", 2,
      "static_cast<C>(b == 2 ? a * a : vm::pow(a, b))"},
+    // libm's atan2f for float (builtins: the preamble declares no atan2).
+    {"aten.atan2.default", 2,
+     "static_cast<C>(sizeof(C) == 4 ? __builtin_atan2f(a, b) "
+     ": __builtin_atan2(a, b))"},
     {"aten.maximum.default", 2,
      "static_cast<C>(a != a ? a : (b != b ? b : (a > b ? a : b)))"},
     {"aten.minimum.default", 2,
