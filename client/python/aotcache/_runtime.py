@@ -139,8 +139,8 @@ class CompiledEntry:
         self.num_bases = int(convention["num_intermediate_bases"])
         if int(convention["num_mutated_inputs"]) != len(self.mutated):
             raise Internal("aotcache: the artifact returns %s mutated inputs, the "
-                               "metadata names %d" % (convention["num_mutated_inputs"],
-                                                     len(self.mutated)))
+                           "metadata names %d" % (convention["num_mutated_inputs"],
+                                                 len(self.mutated)))
         # Inputs whose layout changes, with their element count after (more
         # than before: resize_ grew them).
         self.grown = [(i, _numel(self.inputs_after[i])) for i in self.mutated

@@ -158,7 +158,7 @@ class _CompiledStep(torch.autograd.Function):
             saved, [_raw(t) for t in tangents])
         if len(input_grads) != len(plan.member):
             raise Internal("the backward returned %d input gradients, not %d"
-                               % (len(input_grads), len(plan.member)))
+                           % (len(input_grads), len(plan.member)))
         out: List[Optional[torch.Tensor]] = [None, None]
         for i, g in enumerate(input_grads):
             if not plan.member[i]:

@@ -387,10 +387,6 @@ def _plain(x: Any) -> Any:
         return ["type", x.__qualname__]
     if isinstance(x, (torch.dtype, torch.device)):
         return [type(x).__name__, str(x)]
-    if isinstance(x, pytree.TreeSpec):
-        text = front_key.dumps_spec(x)
-        if text is not None:
-            return ["spec", text]
     raise TypeError("no plain form: %s" % type(x).__name__)
 
 
