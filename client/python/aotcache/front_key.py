@@ -121,6 +121,22 @@ def global_state() -> List[Any]:
     ]
 
 
+def plain(x: Any) -> Any:
+    """An aot_function signature as JSON values (TypeError for what has
+    none)."""
+    if isinstance(x, float):
+        return ["float", x.hex()]
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    if isinstance(x, (tuple, list)):
+        return [plain(v) for v in x]
+    if isinstance(x, type):
+        return ["type", x.__qualname__]
+    if isinstance(x, (torch.dtype, torch.device)):
+        return [type(x).__name__, str(x)]
+    raise TypeError("no plain form: %s" % type(x).__name__)
+
+
 def key(graph: List[Any], signature: List[Any], options: List[Any]) -> str:
     """The hex front key of a canonical graph, a call's signature (plain
     values) and the options that shape the compile."""

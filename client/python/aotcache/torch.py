@@ -285,7 +285,7 @@ class AotFunction:
         if self._front is None or fx_export.captured_tensors(self._fn):
             return ""
         try:
-            plain = _plain(signature)
+            plain = front_key.plain(signature)
         except TypeError:
             return ""
         return front_key.key(self._front, plain, [self._rng])
@@ -373,21 +373,6 @@ class AotFunction:
 
 
 _SCALARS = (bool, int, float, str, torch.dtype, torch.device)
-
-
-def _plain(x: Any) -> Any:
-    """A signature as JSON values (TypeError for what has none)."""
-    if isinstance(x, float):
-        return ["float", x.hex()]
-    if x is None or isinstance(x, (bool, int, str)):
-        return x
-    if isinstance(x, (tuple, list)):
-        return [_plain(v) for v in x]
-    if isinstance(x, type):
-        return ["type", x.__qualname__]
-    if isinstance(x, (torch.dtype, torch.device)):
-        return [type(x).__name__, str(x)]
-    raise TypeError("no plain form: %s" % type(x).__name__)
 
 
 def _dupes_of(tensors: List[torch.Tensor]) -> Tuple[List[int], List[int]]:
