@@ -79,7 +79,7 @@ def graph_material(gm: torch.fx.GraphModule) -> Optional[List[Any]]:
                 return None
             out.append([node.op, target, value(node.args), value(node.kwargs)])
             position[node] = len(position)
-    except _NotCanonical:
+    except (_NotCanonical, TypeError):  # TypeError: dict keys that do not sort
         return None
     return out
 
