@@ -112,6 +112,10 @@ def test_a_call_outside_torch_or_a_submodule_has_no_front_key():
 
     assert front_key.graph_material(torch.fx.symbolic_trace(f)) is None
     assert front_key.graph_material(torch.fx.symbolic_trace(nn.Linear(2, 2))) is None
+    graph = torch.fx.Graph()  # A dict argument whose keys do not sort.
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.add, (x, x), {"alpha": {1: 2, "a": 3}}))
+    assert front_key.graph_material(torch.fx.GraphModule(nn.Module(), graph)) is None
 
 
 def test_a_record_that_cannot_be_used_costs_a_trace(daemon, private_front_keys):
