@@ -34,12 +34,21 @@ void AdaptiveAvgPool2d(C& c) {
                     {T(*c.grad()), T(c.Input(0))}));
 }
 
+// self: adaptive_max_pool2d_backward(grad, self, indices). Only the values
+// are differentiable.
+void AdaptiveMaxPool2d(C& c) {
+  if (!c.grad(0).has_value()) return;
+  c.SetGrad(0, c.Op("aten.adaptive_max_pool2d_backward.default",
+                    {T(*c.grad(0)), T(c.Input(0)), T(c.Result(1))}));
+}
+
 }  // namespace
 
 void AddPoolingDerivatives(DerivativeRules* rules) {
   rules->insert({{"aten.max_pool2d_with_indices.default", MaxPool2d},
                  {"aten.avg_pool2d.default", AvgPool2d},
-                 {"aten._adaptive_avg_pool2d.default", AdaptiveAvgPool2d}});
+                 {"aten._adaptive_avg_pool2d.default", AdaptiveAvgPool2d},
+                 {"aten.adaptive_max_pool2d.default", AdaptiveMaxPool2d}});
 }
 
 }  // namespace aotcache

@@ -362,6 +362,7 @@ const std::vector<Decomposition>& Decompositions() {
           &decompositions_internal::ActivationDecompositions(),
           &decompositions_internal::ReshapingDecompositions(),
           &decompositions_internal::UpsampleDecompositions(),
+          &decompositions_internal::FoldDecompositions(),
           &decompositions_internal::LossDecompositions(),
           &decompositions_internal::NormDecompositions(),
           &decompositions_internal::AttentionDecompositions(),

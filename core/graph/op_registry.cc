@@ -206,6 +206,9 @@ const Row kRows[] = {
      infer::AvgPool2d},
     {"_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
      infer::AdaptiveAvgPool2d},
+    {"adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, "
+     "Tensor)",
+     infer::AdaptiveMaxPool2d, kFirstResultOnly},
     // Indexing (indexing_inference.h).
     {"embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool "
      "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
@@ -354,6 +357,9 @@ const Row kRows[] = {
      infer::PoolBackward, kNotDifferentiable},
     {"_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> "
      "Tensor",
+     infer::PoolBackward, kNotDifferentiable},
+    {"adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor "
+     "indices) -> Tensor",
      infer::PoolBackward, kNotDifferentiable},
     {"embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt "
      "num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",

@@ -121,7 +121,11 @@ absl::StatusOr<Metas> AvgPool2d(const InferContext& ctx) {
                             self.dtype));
 }
 
-absl::StatusOr<Metas> AdaptiveAvgPool2d(const InferContext& ctx) {
+namespace {
+
+// The pooled shape of an adaptive pooling's self (argument 0) to its
+// output_size (argument 1).
+absl::StatusOr<std::vector<int64_t>> AdaptiveShape(const InferContext& ctx) {
   const Meta& self = ctx.tensor(0);
   AOTCACHE_RETURN_IF_ERROR(RequireFloat(ctx, 0, self.dtype));
   absl::Status image = RequireImage(self.shape);
@@ -132,8 +136,26 @@ absl::StatusOr<Metas> AdaptiveAvgPool2d(const InferContext& ctx) {
         ctx, 1,
         absl::StrCat("output_size ", ShapeString(size), " must be two sizes"));
   }
-  return One(
-      ContiguousMeta(PooledShape(self.shape, size[0], size[1]), self.dtype));
+  return PooledShape(self.shape, size[0], size[1]);
+}
+
+}  // namespace
+
+absl::StatusOr<Metas> AdaptiveAvgPool2d(const InferContext& ctx) {
+  absl::StatusOr<std::vector<int64_t>> shape = AdaptiveShape(ctx);
+  if (!shape.ok()) return shape.status();
+  return One(ContiguousMeta(*shape, ctx.tensor(0).dtype));
+}
+
+absl::StatusOr<Metas> AdaptiveMaxPool2d(const InferContext& ctx) {
+  absl::StatusOr<std::vector<int64_t>> shape = AdaptiveShape(ctx);
+  if (!shape.ok()) return shape.status();
+  const Meta& self = ctx.tensor(0);
+  if (self.shape[self.dim() - 2] == 0 || self.shape[self.dim() - 1] == 0) {
+    return ArgError(ctx, 0, "must have non-empty height and width");
+  }
+  return Metas{ContiguousMeta(*shape, self.dtype),
+               ContiguousMeta(*shape, v1::DTYPE_INT64)};
 }
 
 absl::StatusOr<Metas> PoolBackward(const InferContext& ctx) {
@@ -143,12 +165,18 @@ absl::StatusOr<Metas> PoolBackward(const InferContext& ctx) {
   if (!image.ok()) return ArgError(ctx, 1, image.message());
   std::vector<int64_t> expected;
   const std::string& op = ctx.schema().name;
-  if (op == "_adaptive_avg_pool2d_backward") {
+  if (op == "_adaptive_avg_pool2d_backward" ||
+      op == "adaptive_max_pool2d_backward") {
     if (grad.dim() != self.dim()) {
       return ArgError(ctx, 0, "must have the input's rank");
     }
     expected = PooledShape(self.shape, grad.shape[grad.dim() - 2],
                            grad.shape[grad.dim() - 1]);
+    if (op == "adaptive_max_pool2d_backward" &&
+        (ctx.tensor(2).shape != expected ||
+         ctx.tensor(2).dtype != v1::DTYPE_INT64)) {
+      return ArgError(ctx, 2, "must be the forward's int64 indices");
+    }
   } else {
     bool max = op == "max_pool2d_with_indices_backward";
     absl::StatusOr<PoolGeometry> g = PoolGeometryOf(

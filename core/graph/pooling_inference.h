@@ -1,5 +1,6 @@
 // Shape and dtype inference for the 2-d pooling family: max_pool2d (with
-// indices), avg_pool2d, _adaptive_avg_pool2d and their backwards, on
+// indices), avg_pool2d, _adaptive_avg_pool2d, adaptive_max_pool2d and their
+// backwards, on
 // (N, C, H, W) or (C, H, W) inputs.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_GRAPH_POOLING_INFERENCE_H_
@@ -31,6 +32,8 @@ namespace infer {
 absl::StatusOr<std::vector<Meta>> MaxPool2d(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> AvgPool2d(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> AdaptiveAvgPool2d(const InferContext& ctx);
+// Values and int64 indices into each plane.
+absl::StatusOr<std::vector<Meta>> AdaptiveMaxPool2d(const InferContext& ctx);
 // The backwards: a gradient shaped like self (argument 1).
 absl::StatusOr<std::vector<Meta>> PoolBackward(const InferContext& ctx);
 

@@ -1,7 +1,8 @@
 // Kernels of the 2-d pooling family: max_pool2d_with_indices,
-// avg_pool2d, _adaptive_avg_pool2d and their backwards, as torch's CPU
-// kernels compute them (the first maximum of a window wins, NaN wins; the
-// average's divisor per count_include_pad and divisor_override). Computed
+// avg_pool2d, _adaptive_avg_pool2d, adaptive_max_pool2d and their
+// backwards, as torch's CPU kernels compute them (the first maximum of a
+// window wins, NaN wins: max_pool2d's first NaN, adaptive_max_pool2d's last;
+// the average's divisor per count_include_pad and divisor_override). Computed
 // in float64; each plane (one image's channel) is H x W.
 #include <algorithm>
 #include <cmath>
@@ -80,27 +81,36 @@ Results MaxPool(const KernelArgs& k) {
   return results;
 }
 
-// max_pool2d_with_indices_backward(grad, self, kernel_size, stride,
-// padding, dilation, ceil_mode, indices).
-Results MaxPoolBackward(const KernelArgs& k) {
-  absl::StatusOr<PoolGeometry> g = MaxGeometry(k, 1, 2);
-  if (!g.ok()) return g.status();
+// The gradient of a max pooling's self: grad (argument 0) added at each
+// output's index into its plane (indices, argument `indices`) of self
+// (argument 1).
+Results ScatterToIndices(const KernelArgs& k, int indices, const char* op) {
+  const std::vector<int64_t>& shape = k.tensor(1).shape();
+  int64_t in_h = shape[shape.size() - 2], in_w = shape.back();
+  int64_t area = in_h * in_w;
   std::vector<double> grad = k.tensor(0).ToDoubles(),
-                      index = k.tensor(7).ToDoubles();
-  int64_t area = g->in[0] * g->in[1], per_plane = g->out[0] * g->out[1];
-  std::vector<double> gx(g->planes * area, 0.0);
+                      index = k.tensor(indices).ToDoubles();
+  int64_t planes = area == 0 ? 0 : k.tensor(1).numel() / area;
+  int64_t per_plane =
+      planes == 0 ? 0 : static_cast<int64_t>(grad.size()) / planes;
+  std::vector<double> gx(k.tensor(1).numel(), 0.0);
   for (int64_t o = 0; o < static_cast<int64_t>(grad.size()); ++o) {
     int64_t at = static_cast<int64_t>(index[o]);
     if (at < 0 || at >= area) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("max_pool2d backward: index ", at, " is outside the ",
-                       g->in[0], "x", g->in[1], " input"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          op, ": index ", at, " is outside the ", in_h, "x", in_w, " input"));
     }
     gx[(o / per_plane) * area + at] += grad[o];
   }
   Tensor out = k.NewResult(0);
   StoreDoubles(gx, out);
   return std::vector<Tensor>{out};
+}
+
+// max_pool2d_with_indices_backward(grad, self, kernel_size, stride,
+// padding, dilation, ceil_mode, indices).
+Results MaxPoolBackward(const KernelArgs& k) {
+  return ScatterToIndices(k, 7, "max_pool2d backward");
 }
 
 // The clipped window of an average and its divisor.
@@ -234,6 +244,44 @@ Results AdaptiveAvgPoolBackward(const KernelArgs& k) {
   return std::vector<Tensor>{result};
 }
 
+// adaptive_max_pool2d(self, output_size): each window's maximum, the
+// window's first element's index when every element is -inf.
+Results AdaptiveMaxPool(const KernelArgs& k) {
+  const Tensor& self = k.tensor(0);
+  const std::vector<int64_t>& shape = self.shape();
+  int64_t in_h = shape[shape.size() - 2], in_w = shape.back();
+  int64_t planes = in_h * in_w == 0 ? 0 : self.numel() / (in_h * in_w);
+  const std::vector<int64_t>& size = k.arg(1).ints;
+  std::vector<double> x = self.ToDoubles(), out(planes * size[0] * size[1]),
+                      index(out.size());
+  ForEachAdaptiveWindow(planes, in_h, in_w, size[0], size[1],
+                        [&](int64_t p, int64_t o, int64_t h0, int64_t h1,
+                            int64_t w0, int64_t w1) {
+                          double best = -INFINITY;
+                          int64_t at = h0 * in_w + w0;
+                          for (int64_t h = h0; h < h1; ++h) {
+                            for (int64_t w = w0; w < w1; ++w) {
+                              double v = x[(p * in_h + h) * in_w + w];
+                              if (v > best || std::isnan(v)) {
+                                best = v;
+                                at = h * in_w + w;
+                              }
+                            }
+                          }
+                          out[o] = best;
+                          index[o] = static_cast<double>(at);
+                        });
+  std::vector<Tensor> results = {k.NewResult(0), k.NewResult(1)};
+  StoreDoubles(out, results[0]);
+  StoreDoubles(index, results[1]);
+  return results;
+}
+
+// adaptive_max_pool2d_backward(grad, self, indices).
+Results AdaptiveMaxPoolBackward(const KernelArgs& k) {
+  return ScatterToIndices(k, 2, "adaptive_max_pool2d backward");
+}
+
 }  // namespace
 
 namespace kernels {
@@ -246,6 +294,8 @@ const std::vector<Entry>& PoolingKernels() {
       {"aten.avg_pool2d_backward.default", AvgPoolBackward},
       {"aten._adaptive_avg_pool2d.default", AdaptiveAvgPool},
       {"aten._adaptive_avg_pool2d_backward.default", AdaptiveAvgPoolBackward},
+      {"aten.adaptive_max_pool2d.default", AdaptiveMaxPool},
+      {"aten.adaptive_max_pool2d_backward.default", AdaptiveMaxPoolBackward},
   };
   return *table;
 }

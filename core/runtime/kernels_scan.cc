@@ -1,8 +1,9 @@
 // Kernels of scans and sorts: cumsum along a dim, accumulated in double for
 // floats and in int64 for integers (torch's CPU accumulation types), each
-// partial sum stored in the result's dtype; sort and topk along a dim, a
-// stable sort that puts NaN above every number, as torch's CPU sort (topk
-// takes its first k: on ties it may pick other indices than torch).
+// partial sum stored in the result's dtype; sort along a dim, a stable sort
+// that puts NaN above every number (torch's order of ties without
+// stable=True is unspecified and differs between its CPU kernels); topk with
+// torch's CPU algorithm step for step, so ties pick the same indices.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -97,9 +98,65 @@ Results Sort(const KernelArgs& k) {
   return SortRows(k, dim, k.arg(2).b, len);
 }
 
-// topk(self, k, dim, largest, sorted): always sorted.
+// topk(self, k, dim, largest, sorted) as torch's CPU kernel does it: on
+// (value, index) pairs, std::partial_sort of the first k when 64 k <= n, else
+// std::nth_element at k - 1 and, when sorted, std::sort of the k - 1 before
+// it. The same calls on the same sequence leave ties, and an unsorted
+// result, in the same order as eager.
 Results Topk(const KernelArgs& k) {
-  return SortRows(k, k.arg(2).i, k.arg(3).b, k.arg(1).i);
+  const Tensor& in = k.tensor(0);
+  Tensor values = k.NewResult(0), indices = k.NewResult(1);
+  const Meta& a = in.meta();
+  const Meta& v = values.meta();
+  const Meta& ix = indices.meta();
+  const int64_t keep = k.arg(1).i;
+  int64_t dim = k.arg(2).i;
+  const bool largest = k.arg(3).b, sorted = k.arg(4).b;
+  if (dim < 0) dim += std::max<int64_t>(a.dim(), 1);
+  std::vector<int64_t> outer = a.shape;
+  int64_t len = a.dim() == 0 ? 1 : a.shape[dim];
+  int64_t in_step = a.dim() == 0 ? 0 : a.stride[dim];
+  int64_t v_step = v.dim() == 0 ? 0 : v.stride[dim];
+  int64_t ix_step = ix.dim() == 0 ? 0 : ix.stride[dim];
+  if (a.dim() > 0) outer[dim] = 1;
+  if (keep == 0) return std::vector<Tensor>{values, indices};
+  DispatchDType(in.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    using Elem = std::pair<C, int64_t>;
+    // x != x: NaN, which torch puts above every number.
+    auto before = [largest](const Elem& x, const Elem& y) {
+      bool x_nan = x.first != x.first, y_nan = y.first != y.first;
+      return largest ? (x_nan && !y_nan) || x.first > y.first
+                     : (!x_nan && y_nan) || x.first < y.first;
+    };
+    std::vector<Elem> queue(len);
+    ForEachIndex(
+        outer, {a.stride, v.stride, ix.stride}, {a.offset, v.offset, ix.offset},
+        [&](const int64_t* pos) {
+          for (int64_t i = 0; i < len; ++i) {
+            queue[i] = {
+                LoadAs<C>(in.storage_data(), in.dtype(), pos[0] + i * in_step),
+                i};
+          }
+          if (keep * 64 <= len) {
+            std::partial_sort(queue.begin(), queue.begin() + keep, queue.end(),
+                              before);
+          } else {
+            std::nth_element(queue.begin(), queue.begin() + keep - 1,
+                             queue.end(), before);
+            if (sorted) {
+              std::sort(queue.begin(), queue.begin() + keep - 1, before);
+            }
+          }
+          for (int64_t i = 0; i < keep; ++i) {
+            StoreFrom<C>(values.storage_data(), v.dtype, pos[1] + i * v_step,
+                         queue[i].first);
+            StoreFrom<int64_t>(indices.storage_data(), ix.dtype,
+                               pos[2] + i * ix_step, queue[i].second);
+          }
+        });
+  });
+  return std::vector<Tensor>{values, indices};
 }
 
 }  // namespace

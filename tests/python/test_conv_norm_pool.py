@@ -177,6 +177,12 @@ def test_batch_norm_writes_its_running_statistics_as_in_eager(daemon, make, trai
     lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
     lambda x: F.adaptive_avg_pool2d(x, 1),
     lambda x: F.adaptive_avg_pool2d(x[0], (4, 4)),
+    lambda x: F.adaptive_max_pool2d(x, (3, 2)),
+    lambda x: F.adaptive_max_pool2d(x, (4, 4)),  # Overlapping windows.
+    lambda x: F.adaptive_max_pool2d(x, 1),
+    lambda x: F.adaptive_max_pool2d(x[0], (5, 3)) * 2,
+    lambda x: F.adaptive_max_pool1d(x[0], 4),
+    lambda x: torch.nn.AdaptiveMaxPool2d((2, None))(x),
 ])
 def test_pooling(compile_, fn):
     torch.manual_seed(2)
@@ -192,6 +198,24 @@ def test_max_pool_ties_and_nan_as_in_eager(compile_):
     want = fn(x.detach())
     assert torch.equal(got.isnan(), want.isnan())
     assert torch.equal(got.nan_to_num(), want.nan_to_num())
+
+
+def test_adaptive_max_pool_indices_ties_nan_and_gradient_as_in_eager(compile_):
+    # Overlapping windows (3 -> 2) share their middle element, whose
+    # gradient is the sum of both; ties pick the first, NaN the last, and a
+    # window of -inf the window's first index.
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([[[[1.0, 1.0, 0.0, nan, 2.0, nan],
+                        [1.0, 5.0, 2.0, 3.0, -inf, -inf],
+                        [0.5, 5.0, 1.0, 1.0, -inf, -inf]]]])
+    fn = lambda t: F.adaptive_max_pool2d(t, (2, 3), return_indices=True)
+    got, want = compile_(fn)(x), fn(x)
+    assert torch.equal(got[1], want[1]), (got[1], want[1])
+    torch.testing.assert_close(got[0], want[0], equal_nan=True)
+    x = torch.tensor([[[[0.0, 3.0, 1.0], [3.0, 2.0, 3.0], [1.0, 0.0, 4.0]]]],
+                     requires_grad=True)
+    _match(compile_(lambda t: F.adaptive_max_pool2d(t, 2)),
+           lambda t: F.adaptive_max_pool2d(t, 2), x)
 
 
 def test_a_captured_batch_norm_writes_its_running_statistics(compile_):

@@ -288,7 +288,8 @@ def test_sort_topk_argsort():
                                 torch.topk(x, 3)[1]), server=_compare.server)
     got, want = g(x), (torch.sort(x, 1)[1], x.argsort(1, descending=True), torch.topk(x, 3)[1])
     assert all(torch.equal(a, b) for a, b in zip(got, want))
-    # Ties and NaN: a stable sort with NaN above every number, as torch's.
+    # Ties and NaN: NaN above every number, as torch's; ties in the stable
+    # order, which short rows get from torch's unstable sort too.
     ties = torch.tensor([1.0, 1.0, 1.0, 0.0, 1.0, float("nan"), 2.0])
     for descending in (False, True):
         got = aot_function(lambda t: torch.sort(t, descending=descending),
@@ -315,3 +316,55 @@ def test_pixel_shuffle_and_unshuffle():
     _compare(torch.nn.PixelShuffle(2), x[0].detach().requires_grad_())
     y = torch.randn(2, 3, 4, 6, requires_grad=True)
     _compare(lambda y: F.pixel_unshuffle(y, 2), y)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+def test_topk_on_ties_picks_eager_indices(dtype):
+    # Both of torch's paths (partial sort when 64 k <= n, else nth_element),
+    # sorted or not, largest or smallest: the same values and indices in the
+    # same order as eager, and so the gradient lands where eager's does.
+    torch.manual_seed(0)
+    rows = torch.randint(0, 5, (3, 700)).to(dtype)
+    rows[1, ::7] = float("nan") if dtype.is_floating_point else 4
+    for k in (1, 3, 10, 11, 200, 700):
+        for largest in (True, False):
+            for sorted_ in (True, False):
+                fn = lambda t: torch.topk(t, k, 1, largest=largest, sorted=sorted_)
+                got = aot_function(fn, server=_compare.server)(rows)
+                want = fn(rows)
+                assert torch.equal(got[1], want[1]), (k, largest, sorted_)
+                torch.testing.assert_close(got[0], want[0], equal_nan=True)
+    if dtype.is_floating_point:
+        weights = torch.randn(3, 10, dtype=dtype)
+        _compare(lambda t: torch.topk(t, 10, 1)[0] * weights,
+                 rows.nan_to_num(2.0).requires_grad_())
+
+
+UNFOLD = [
+    dict(kernel_size=2),
+    dict(kernel_size=(2, 3), padding=1, stride=(1, 2)),
+    dict(kernel_size=3, dilation=(2, 1), padding=(2, 0), stride=2),
+]
+
+
+@pytest.mark.parametrize("kw", UNFOLD)
+def test_unfold_and_fold(kw):
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 7, 6, requires_grad=True)
+    _compare(lambda x: F.unfold(x, **kw), x)
+    _compare(lambda x: F.unfold(x[0], **kw) * 3, x)  # Unbatched.
+    blocks = F.unfold(x.detach(), **kw).clone().requires_grad_()
+    _compare(lambda b: F.fold(b, (7, 6), **kw), blocks)
+    _compare(lambda b: F.fold(b[0], (7, 6), **kw), blocks)
+    # Blocks move without arithmetic: inf and NaN stay what they are.
+    odd = x.detach().clone()
+    odd[0, 0, 1, 1], odd[1, 2, 3, 0] = float("inf"), float("nan")
+    got = aot_function(lambda t: F.unfold(t, **kw), server=_compare.server)(odd)
+    assert torch.equal(got.isnan(), F.unfold(odd, **kw).isnan())
+    assert torch.equal(got.nan_to_num(), F.unfold(odd, **kw).nan_to_num())
+
+
+def test_unfold_and_fold_modules_in_float64():
+    x = torch.randn(1, 2, 5, 5, dtype=torch.float64, requires_grad=True)
+    _compare(torch.nn.Unfold(3, padding=1), x)
+    _compare(torch.nn.Sequential(torch.nn.Unfold(2), torch.nn.Fold((5, 5), 2)), x)
