@@ -363,6 +363,7 @@ const std::vector<Decomposition>& Decompositions() {
           &decompositions_internal::ReshapingDecompositions(),
           &decompositions_internal::UpsampleDecompositions(),
           &decompositions_internal::FoldDecompositions(),
+          &decompositions_internal::EmbeddingBagDecompositions(),
           &decompositions_internal::LossDecompositions(),
           &decompositions_internal::NormDecompositions(),
           &decompositions_internal::AttentionDecompositions(),

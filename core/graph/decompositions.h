@@ -7,8 +7,9 @@
 // select (max.dim becomes argmax and gather), baddbmm and
 // binary_cross_entropy_with_logits; activation_decompositions.cc,
 // reshaping_decompositions.cc, upsample_decompositions.cc,
-// fold_decompositions.cc, loss_decompositions.cc and norm_decompositions.cc
-// the families their names say. Everything downstream
+// fold_decompositions.cc, embedding_bag_decompositions.cc,
+// loss_decompositions.cc and norm_decompositions.cc the families their names
+// say. Everything downstream
 // (the analysis, autodiff, the backends, the key) sees only the rewritten
 // graph, so these ops need no kernels or derivative rules of their own.
 // Thread-safety: the table is immutable; a Decomposer is used by one thread.
@@ -104,6 +105,9 @@ const std::vector<Decomposition>& ReshapingDecompositions();
 const std::vector<Decomposition>& UpsampleDecompositions();
 // im2col, col2im (F.unfold, F.fold; fold_decompositions.cc).
 const std::vector<Decomposition>& FoldDecompositions();
+// _embedding_bag, _embedding_bag_forward_only in modes sum and mean
+// (embedding_bag_decompositions.cc).
+const std::vector<Decomposition>& EmbeddingBagDecompositions();
 // _scaled_dot_product_flash_attention_for_cpu (attention_decompositions.cc).
 const std::vector<Decomposition>& AttentionDecompositions();
 // mkldnn_rnn_layer (an LSTM layer, as torch 2.x records nn.LSTM;

@@ -368,3 +368,34 @@ def test_unfold_and_fold_modules_in_float64():
     x = torch.randn(1, 2, 5, 5, dtype=torch.float64, requires_grad=True)
     _compare(torch.nn.Unfold(3, padding=1), x)
     _compare(torch.nn.Sequential(torch.nn.Unfold(2), torch.nn.Fold((5, 5), 2)), x)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag(mode):
+    torch.manual_seed(0)
+    weight = torch.randn(10, 4, requires_grad=True)
+    indices = torch.tensor([1, 2, 4, 5, 4, 3, 9, 4])
+    offsets = torch.tensor([0, 2, 2, 5])  # Bag 1 is empty.
+    ends = torch.tensor([0, 2, 2, 5, 8])  # include_last_offset: the last is n.
+    for o, kw in ((offsets, dict()), (offsets, dict(padding_idx=4)),
+                  (ends, dict(include_last_offset=True)),
+                  (ends, dict(include_last_offset=True, padding_idx=4))):
+        _compare(lambda w, i, o: F.embedding_bag(i, w, o, mode=mode, **kw),
+                 weight, indices, o)
+    _compare(lambda w, i: F.embedding_bag(i, w, mode=mode), weight,
+             torch.tensor([[1, 2, 3], [4, 4, 0]]))  # Bags of one length.
+    bag = torch.nn.EmbeddingBag(10, 4, mode=mode, padding_idx=2)
+    _compare(bag, torch.tensor([2, 1, 2, 7, 7]), torch.tensor([0, 1, 3]))
+    if mode == "sum":
+        scales = torch.randn(8, requires_grad=True)
+        _compare(lambda w, i, o, s: F.embedding_bag(i, w, o, mode="sum",
+                                                     per_sample_weights=s, padding_idx=4),
+                 weight, indices, offsets, scales)
+
+
+def test_embedding_bag_max_is_refused_naming_the_mode():
+    from aotcache.torch import CompileError
+    f = aot_function(lambda w, i, o: F.embedding_bag(i, w, o, mode="max"),
+                     server=_compare.server)
+    with pytest.raises(CompileError, match="mode"):
+        f(torch.randn(5, 3, requires_grad=True), torch.tensor([1, 2, 3]), torch.tensor([0, 2]))
