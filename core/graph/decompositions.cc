@@ -44,6 +44,19 @@ absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
   return dim < 0 ? dim + r : dim;
 }
 
+absl::StatusOr<int> ClampIndex(Decomposer& d, int index, int64_t low,
+                               int64_t high) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int below, d.EmitOne("aten.lt.Scalar", {TensorArg(index), IntArg(low)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int raised, d.EmitOne("aten.where.self",
+                            {TensorArg(below), IntArg(low), TensorArg(index)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int past, d.EmitOne("aten.gt.Scalar", {TensorArg(raised), IntArg(high)}));
+  return d.EmitOne("aten.where.self",
+                   {TensorArg(past), IntArg(high), TensorArg(raised)});
+}
+
 }  // namespace decompositions_internal
 
 namespace {

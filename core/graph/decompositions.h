@@ -90,6 +90,9 @@ absl::StatusOr<int> LogSumExp(Decomposer& d, const BoundArg& x,
 // `dim` wrapped into [0, rank) (a 0-d tensor has one dim here).
 absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
                                 int64_t rank);
+// An int64 index tensor clamped into [low, high] (two wheres).
+absl::StatusOr<int> ClampIndex(Decomposer& d, int index, int64_t low,
+                               int64_t high);
 // clamp, clamp_min, clamp_max (and in place), full_like, scalar_tensor, max
 // and min (all, dim, other), var_mean, logsumexp, baddbmm,
 // binary_cross_entropy_with_logits.
@@ -101,7 +104,8 @@ const std::vector<Decomposition>& ActivationDecompositions();
 // flip, roll, repeat, constant_pad_nd, pixel_shuffle, pixel_unshuffle
 // (reshaping_decompositions.cc).
 const std::vector<Decomposition>& ReshapingDecompositions();
-// upsample_nearest2d, upsample_bilinear2d (upsample_decompositions.cc).
+// upsample_nearest2d, upsample_bilinear2d, upsample_bicubic2d
+// (upsample_decompositions.cc).
 const std::vector<Decomposition>& UpsampleDecompositions();
 // im2col, col2im (F.unfold, F.fold; fold_decompositions.cc).
 const std::vector<Decomposition>& FoldDecompositions();

@@ -17,6 +17,7 @@ namespace aotcache {
 namespace {
 
 using decompositions_internal::ArgError;
+using decompositions_internal::ClampIndex;
 using Results = absl::StatusOr<std::vector<int>>;
 
 // Sliding blocks along one spatial dim of size `in`.
@@ -84,18 +85,7 @@ absl::StatusOr<int> Positions(Decomposer& d, const Blocks& b, int* valid) {
   AOTCACHE_ASSIGN_OR_RETURN(
       int raw, d.EmitOne("aten.sub.Scalar",
                          {TensorArg(flat), IntArg(b.padding), IntArg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int low, d.EmitOne("aten.lt.Scalar", {TensorArg(raw), IntArg(0)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int above, d.EmitOne("aten.where.self",
-                           {TensorArg(low), IntArg(0), TensorArg(raw)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int high,
-      d.EmitOne("aten.gt.Scalar", {TensorArg(above), IntArg(b.in - 1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int clamped,
-      d.EmitOne("aten.where.self",
-                {TensorArg(high), IntArg(b.in - 1), TensorArg(above)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int clamped, ClampIndex(d, raw, 0, b.in - 1));
   // Inside the input exactly where clamping moved nothing.
   AOTCACHE_ASSIGN_OR_RETURN(
       *valid,

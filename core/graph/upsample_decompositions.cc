@@ -1,7 +1,8 @@
 // The decompositions of 2-d upsampling (decompositions.h): nearest by whole
-// factors (each pixel repeated) and bilinear (each output row, then column,
-// a weighted sum of its two source rows, with torch's source indices and
-// weights for align_corners true and false). Their gradients are those of
+// factors (each pixel repeated), bilinear (each output row, then column, a
+// weighted sum of its two source rows) and bicubic (each output column,
+// then row, of its four), with torch's source indices and weights for
+// align_corners true and false. Their gradients are those of
 // the ops they become, which are torch's: each output's gradient back to the
 // pixels it read, with the same weights.
 #include <tuple>
@@ -15,6 +16,7 @@ namespace aotcache {
 namespace {
 
 using decompositions_internal::ArgError;
+using decompositions_internal::ClampIndex;
 using Results = absl::StatusOr<std::vector<int>>;
 
 // The output (H, W) of an upsample of input (N, C, H, W): output_size, or
@@ -88,43 +90,50 @@ Results UpsampleNearest(Decomposer& d, const BoundArg& output_size,
                  IntsArg({x.shape[0], x.shape[1], h * k[0], w * k[1]})});
 }
 
+// The source position of each of `out` outputs along a dim of `in`
+// (torch's area_pixel_compute_source_index): o (in - 1) / (out - 1) with
+// align_corners, else (o + 0.5) in / out - 0.5, which bilinear clamps at 0
+// and bicubic does not.
+absl::StatusOr<int> SourceIndex(Decomposer& d, DType dtype, int64_t in,
+                                int64_t out, bool align_corners,
+                                bool clamp_at_zero) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int pos,
+      d.EmitOne("aten.arange.default", {IntArg(out), DTypeArg(dtype), NoneArg(),
+                                        NoneArg(), NoneArg()}));
+  if (align_corners) {
+    double scale = out > 1 ? static_cast<double>(in - 1) / (out - 1) : 0;
+    return d.EmitOne("aten.mul.Scalar", {TensorArg(pos), NumberArg(scale)});
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int half, d.EmitOne("aten.add.Scalar",
+                          {TensorArg(pos), NumberArg(0.5), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int scaled,
+      d.EmitOne("aten.mul.Scalar",
+                {TensorArg(half), NumberArg(static_cast<double>(in) / out)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int shifted,
+      d.EmitOne("aten.sub.Scalar",
+                {TensorArg(scaled), NumberArg(0.5), NumberArg(1)}));
+  if (!clamp_at_zero) return shifted;
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int negative,
+      d.EmitOne("aten.lt.Scalar", {TensorArg(shifted), NumberArg(0)}));
+  return d.EmitOne("aten.where.self",
+                   {TensorArg(negative), NumberArg(0), TensorArg(shifted)});
+}
+
 // One spatial dim of a bilinear upsample: x (N, C, H, W) interpolated along
-// `dim` (2 or 3) from `in` to `out` positions. Source index of output o:
-// o (in - 1) / (out - 1) with align_corners, else max((o + 0.5) in / out -
-// 0.5, 0); it mixes rows i0 = floor(src) and i1 = min(i0 + 1, in - 1) with
-// weights 1 - l and l, l = src - i0 (torch's area_pixel_compute_source_index).
+// `dim` (2 or 3) from `in` to `out` positions. Output o mixes rows
+// i0 = floor(src) and i1 = min(i0 + 1, in - 1) of its source index src with
+// weights 1 - l and l, l = src - i0.
 absl::StatusOr<int> Interpolate(Decomposer& d, int x, int64_t dim, int64_t in,
                                 int64_t out, bool align_corners) {
   if (in == out) return x;
   const DType dtype = d.meta(x).dtype;
   AOTCACHE_ASSIGN_OR_RETURN(
-      int pos,
-      d.EmitOne("aten.arange.default", {IntArg(out), DTypeArg(dtype), NoneArg(),
-                                        NoneArg(), NoneArg()}));
-  int src;
-  if (align_corners) {
-    double scale = out > 1 ? static_cast<double>(in - 1) / (out - 1) : 0;
-    AOTCACHE_ASSIGN_OR_RETURN(
-        src, d.EmitOne("aten.mul.Scalar", {TensorArg(pos), NumberArg(scale)}));
-  } else {
-    AOTCACHE_ASSIGN_OR_RETURN(
-        int half, d.EmitOne("aten.add.Scalar",
-                            {TensorArg(pos), NumberArg(0.5), NumberArg(1)}));
-    AOTCACHE_ASSIGN_OR_RETURN(
-        int scaled,
-        d.EmitOne("aten.mul.Scalar",
-                  {TensorArg(half), NumberArg(static_cast<double>(in) / out)}));
-    AOTCACHE_ASSIGN_OR_RETURN(
-        int shifted,
-        d.EmitOne("aten.sub.Scalar",
-                  {TensorArg(scaled), NumberArg(0.5), NumberArg(1)}));
-    AOTCACHE_ASSIGN_OR_RETURN(
-        int negative,
-        d.EmitOne("aten.lt.Scalar", {TensorArg(shifted), NumberArg(0)}));
-    AOTCACHE_ASSIGN_OR_RETURN(
-        src, d.EmitOne("aten.where.self", {TensorArg(negative), NumberArg(0),
-                                           TensorArg(shifted)}));
-  }
+      int src, SourceIndex(d, dtype, in, out, align_corners, true));
   // src >= 0: the cast to int64 rounds down.
   AOTCACHE_ASSIGN_OR_RETURN(
       int i0, d.EmitOne("aten._to_copy.default",
@@ -164,6 +173,120 @@ absl::StatusOr<int> Interpolate(Decomposer& d, int x, int64_t dim, int64_t in,
       int wb, d.EmitOne("aten.mul.Tensor", {TensorArg(b), TensorArg(w1)}));
   return d.EmitOne("aten.add.Tensor",
                    {TensorArg(wa), TensorArg(wb), NumberArg(1)});
+}
+
+// ((a3 x + a2) x + a1) x + a0 (a1 = 0 skipped), in torch's order of
+// operations for its cubic convolution coefficients.
+absl::StatusOr<int> Cubic(Decomposer& d, int x, double a3, double a2, double a1,
+                          double a0) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int v, d.EmitOne("aten.mul.Scalar", {TensorArg(x), NumberArg(a3)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      v, d.EmitOne("aten.add.Scalar",
+                   {TensorArg(v), NumberArg(a2), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      v, d.EmitOne("aten.mul.Tensor", {TensorArg(v), TensorArg(x)}));
+  if (a1 != 0) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        v, d.EmitOne("aten.add.Scalar",
+                     {TensorArg(v), NumberArg(a1), NumberArg(1)}));
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      v, d.EmitOne("aten.mul.Tensor", {TensorArg(v), TensorArg(x)}));
+  return d.EmitOne("aten.add.Scalar",
+                   {TensorArg(v), NumberArg(a0), NumberArg(1)});
+}
+
+// One spatial dim of a bicubic upsample (as Interpolate): output o reads
+// the four positions floor(src) - 1 .. floor(src) + 2, clamped into
+// [0, in), weighted by Keys' cubic convolution (A = -0.75) of
+// t = src - floor(src): torch's get_cubic_upsample_coefficients, in its
+// order of operations.
+absl::StatusOr<int> InterpolateCubic(Decomposer& d, int x, int64_t dim,
+                                     int64_t in, int64_t out,
+                                     bool align_corners) {
+  constexpr double A = -0.75;
+  const DType dtype = d.meta(x).dtype;
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int src, SourceIndex(d, dtype, in, out, align_corners, false));
+  // floor(src): the cast to int64 truncates, one less where src < 0 is not
+  // whole.
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int cut, d.EmitOne("aten._to_copy.default",
+                         {TensorArg(src), DTypeArg(v1::DTYPE_INT64), NoneArg(),
+                          NoneArg(), NoneArg(), BoolArg(false), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int above, d.EmitOne("aten.lt.Tensor", {TensorArg(src), TensorArg(cut)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int less,
+      d.EmitOne("aten.sub.Scalar", {TensorArg(cut), IntArg(1), IntArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int floor,
+      d.EmitOne("aten.where.self",
+                {TensorArg(above), TensorArg(less), TensorArg(cut)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int t, d.EmitOne("aten.sub.Tensor",
+                       {TensorArg(src), TensorArg(floor), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int t1,
+      d.EmitOne("aten.add.Scalar", {TensorArg(t), NumberArg(1), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int neg,
+                            d.EmitOne("aten.neg.default", {TensorArg(t)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int rest, d.EmitOne("aten.add.Scalar",
+                          {TensorArg(neg), NumberArg(1), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int rest1, d.EmitOne("aten.add.Scalar",
+                           {TensorArg(rest), NumberArg(1), NumberArg(1)}));
+  // cubic_convolution2 of t + 1 and (1 - t) + 1, cubic_convolution1 of t
+  // and 1 - t.
+  int weights[4];
+  AOTCACHE_ASSIGN_OR_RETURN(weights[0], Cubic(d, t1, A, -5 * A, 8 * A, -4 * A));
+  AOTCACHE_ASSIGN_OR_RETURN(weights[1], Cubic(d, t, A + 2, -(A + 3), 0, 1));
+  AOTCACHE_ASSIGN_OR_RETURN(weights[2], Cubic(d, rest, A + 2, -(A + 3), 0, 1));
+  AOTCACHE_ASSIGN_OR_RETURN(weights[3],
+                            Cubic(d, rest1, A, -5 * A, 8 * A, -4 * A));
+  std::vector<int64_t> along = {out, 1};
+  if (dim == 3) along = {out};
+  int sum = -1;
+  for (int k = 0; k < 4; ++k) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int at, d.EmitOne("aten.add.Scalar",
+                          {TensorArg(floor), IntArg(k - 1), IntArg(1)}));
+    AOTCACHE_ASSIGN_OR_RETURN(at, ClampIndex(d, at, 0, in - 1));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int tap, d.EmitOne("aten.index_select.default",
+                           {TensorArg(x), IntArg(dim), TensorArg(at)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int w, d.EmitOne("aten.view.default",
+                         {TensorArg(weights[k]), IntsArg(along)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int term, d.EmitOne("aten.mul.Tensor", {TensorArg(tap), TensorArg(w)}));
+    if (sum < 0) {
+      sum = term;
+    } else {
+      AOTCACHE_ASSIGN_OR_RETURN(
+          sum, d.EmitOne("aten.add.Tensor",
+                         {TensorArg(sum), TensorArg(term), NumberArg(1)}));
+    }
+  }
+  return sum;
+}
+
+// Bicubic: columns, then rows (torch's order: each row interpolated, then
+// the rows).
+Results UpsampleBicubic(Decomposer& d, const BoundArg& output_size, bool align,
+                        const BoundArg& scale_factors) {
+  const Meta x = d.tensor(0);
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
+                            OutputSize(x, output_size, scale_factors));
+  if (!IsFloating(x.dtype)) return ArgError("input", "must be floating");
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int cols,
+      InterpolateCubic(d, d.arg(0).values[0], 3, x.shape[3], size[1], align));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int out, InterpolateCubic(d, cols, 2, x.shape[2], size[0], align));
+  return std::vector<int>{out};
 }
 
 // Bilinear: rows, then columns.
@@ -211,6 +334,22 @@ Results UpsampleBilinear2d(Decomposer& d) {
   return UpsampleBilinear(d, d.arg(1), d.arg(2).b, NoneArg());
 }
 
+// upsample_bicubic2d.vec(input, output_size?, align_corners,
+// scale_factors?) (torch 1.13).
+Results UpsampleBicubic2dVec(Decomposer& d) {
+  return UpsampleBicubic(d, d.arg(1), d.arg(2).b, d.arg(3));
+}
+
+// upsample_bicubic2d(input, output_size, align_corners, scales_h?,
+// scales_w?) (torch 2.x).
+Results UpsampleBicubic2d(Decomposer& d) {
+  if (!d.arg(2).b) {
+    AOTCACHE_RETURN_IF_ERROR(
+        CheckScales(d.tensor(0), d.arg(1), d.arg(3), d.arg(4)));
+  }
+  return UpsampleBicubic(d, d.arg(1), d.arg(2).b, NoneArg());
+}
+
 }  // namespace
 
 namespace decompositions_internal {
@@ -229,6 +368,12 @@ const std::vector<Decomposition>& UpsampleDecompositions() {
       {"upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool "
        "align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
        UpsampleBilinear2d},
+      {"upsample_bicubic2d.vec(Tensor input, SymInt[]? output_size, bool "
+       "align_corners, float[]? scale_factors) -> Tensor",
+       UpsampleBicubic2dVec},
+      {"upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool "
+       "align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+       UpsampleBicubic2d},
   };
   return *table;
 }

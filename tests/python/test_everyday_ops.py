@@ -309,6 +309,21 @@ def test_bilinear_interpolation(align_corners):
                                          **kwargs), x)
 
 
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bicubic_interpolation(align_corners):
+    # Taps past the edges clamp to them, negative source positions (shrinking
+    # without align_corners) floor below 0: values and gradients as eager's.
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 4, 5, requires_grad=True)
+    for kwargs in (dict(scale_factor=2.0), dict(scale_factor=3), dict(size=(7, 3)),
+                   dict(size=(4, 9)), dict(size=(1, 1)), dict(size=(4, 5))):
+        _compare(lambda x: F.interpolate(x, mode="bicubic", align_corners=align_corners,
+                                         **kwargs), x)
+    _compare(lambda x: F.interpolate(x, size=(6, 2), mode="bicubic",
+                                     align_corners=align_corners),
+             torch.randn(1, 2, 3, 4, dtype=torch.float64, requires_grad=True))
+
+
 def test_pixel_shuffle_and_unshuffle():
     torch.manual_seed(0)
     x = torch.randn(2, 8, 3, 5, requires_grad=True)
