@@ -41,9 +41,13 @@ class TinyLM(nn.Module):
         self.head.weight = self.embed.weight  # weight tying
 
     def forward(self, idx, *, targets=None):
-        h = self.norm(torch.tanh(self.mix(self.embed(idx))))
+        # Batch norm before layer norm: after it, it would take each
+        # feature's mean out again, so the layer norm's bias would get a
+        # gradient that is rounding noise, which AdamW scales up to whole
+        # steps: a chaotic parameter no run could match another's on.
+        h = torch.tanh(self.mix(self.embed(idx)))
         h = self.bn(h.reshape(-1, WIDTH)).reshape(idx.shape + (WIDTH,))
-        logits = self.head(h)
+        logits = self.head(self.norm(h))
         out = {"logits": logits}
         if targets is not None:
             out["loss"] = F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))

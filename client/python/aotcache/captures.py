@@ -172,7 +172,9 @@ def _plain_object(value: Any) -> bool:
     holder of settings whose attributes a trace may read."""
     cls = type(value)
     return (isinstance(getattr(value, "__dict__", None), dict)
-            and cls.__module__ not in ("builtins", "enum")
+            # collections: a module's _parameters, _buffers and hook tables
+            # (OrderedDicts have a __dict__ too).
+            and cls.__module__ not in ("builtins", "enum", "collections")
             and not cls.__module__.startswith(("torch", "numpy", "aotcache"))
             and not isinstance(value, (torch.nn.Module, torch.Tensor, type, types.ModuleType,
                                        types.FunctionType, types.MethodType, enum.Enum,

@@ -81,7 +81,8 @@ class Guards:
         for holder, key, seen in self._identities:
             if _current(holder, key) is not seen:
                 return False
-        return not any(_hooks_of(m) for m in self._hookless) and not _global_hooks()
+        return not any(m._forward_pre_hooks or m._forward_hooks or m._backward_hooks
+                       for m in self._hookless) and not _global_hooks()
 
 
 def _current(holder: Any, key: Any) -> Any:

@@ -240,8 +240,9 @@ class AotFunction:
         # at another offset is the same signature. A storage with a tensor
         # that requires grad is compiled whole: offsets from its start.
         storages: Dict[Any, List[int]] = {}
+        key_of: Dict[int, Any] = {}
         for t in [a for a in leaves if isinstance(a, torch.Tensor)] + captured:
-            key = torch_version.storage_key(t)
+            key = key_of[id(t)] = torch_version.storage_key(t)
             offset = 0 if t.requires_grad else t.storage_offset()
             if key in storages:
                 storages[key][1] = min(storages[key][1], offset)
@@ -249,7 +250,7 @@ class AotFunction:
                 storages[key] = [len(storages), offset]
 
         def tensor(t: torch.Tensor) -> tuple:
-            group, origin = storages[torch_version.storage_key(t)]
+            group, origin = storages[key_of[id(t)]]
             return (tuple(t.shape), t.stride(), t.storage_offset() - origin, t.dtype,
                     t.device, t.requires_grad, t.is_leaf, group)
 

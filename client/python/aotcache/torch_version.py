@@ -273,11 +273,11 @@ def storage_of(t: torch.Tensor):
     return t._storage()  # torch 1.13 (t.storage() wraps it, at 6x the cost)
 
 
-def storage_key(t: torch.Tensor) -> Tuple[str, int]:
+def storage_key(t: torch.Tensor) -> Tuple[Any, int]:
     ptr = storage_of(t).data_ptr()
     if ptr == 0:  # empty storage: nothing to alias
         return ("empty", id(t))
-    return (str(t.device), ptr)
+    return (t.device, ptr)
 
 
 def storage_numel(t: torch.Tensor) -> int:
