@@ -1,11 +1,12 @@
-// The decompositions of 2-d upsampling (decompositions.h): nearest by whole
-// factors (each pixel repeated), bilinear (each output row, then column, a
-// weighted sum of its two source rows) and bicubic (each output column,
-// then row, of its four), with torch's source indices and weights for
+// The decompositions of 2-d upsampling (decompositions.h): nearest (by
+// whole factors each pixel repeated, else gathered), bilinear (each output row,
+// then column, a weighted sum of its two source rows) and bicubic (each output
+// column, then row, of its four), with torch's source indices and weights for
 // align_corners true and false. Their gradients are those of
 // the ops they become, which are torch's: each output's gradient back to the
 // pixels it read, with the same weights.
-#include <tuple>
+#include <array>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -41,35 +42,89 @@ absl::StatusOr<std::vector<int64_t>> OutputSize(const Meta& x,
                               x.shape[3] * factors.ints[1]};
 }
 
-// The .default forms (torch 2.x's make_fx) give output_size and the scales
-// the caller passed, which torch uses for the source indices: accepted when
-// they say what output_size / input size says (or are None).
-absl::Status CheckScales(const Meta& x, const BoundArg& size,
-                         const BoundArg& scale_h, const BoundArg& scale_w) {
-  if (x.dim() != 4 || size.ints.size() != 2) return absl::OkStatus();
-  for (auto [scale, in, out, name] :
-       {std::make_tuple(&scale_h, x.shape[2], size.ints[0], "scales_h"),
-        std::make_tuple(&scale_w, x.shape[3], size.ints[1], "scales_w")}) {
-    if (!scale->is_none() && scale->AsDouble() * static_cast<double>(in) !=
-                                 static_cast<double>(out)) {
-      return ArgError(name, "must be output_size / input size, or None");
-    }
-  }
-  return absl::OkStatus();
+// The scale the caller gave per spatial dim (H, W), if any: torch computes
+// source indices with 1 / scale then, not with input / output size.
+using Scales = std::array<std::optional<double>, 2>;
+
+// The .default forms' scales_h and scales_w (torch 2.x's make_fx).
+Scales ScalesOf(const BoundArg& h, const BoundArg& w) {
+  Scales s;
+  if (!h.is_none()) s[0] = h.AsDouble();
+  if (!w.is_none()) s[1] = w.AsDouble();
+  return s;
 }
 
-// Nearest by whole factors: each pixel repeated kh x kw times, which is
+// The .vec forms' scale_factors (torch 1.13's make_fx; whole numbers).
+Scales FactorScales(const BoundArg& factors) {
+  Scales s;
+  if (!factors.is_none() && factors.ints.size() == 2) {
+    s = {static_cast<double>(factors.ints[0]),
+         static_cast<double>(factors.ints[1])};
+  }
+  return s;
+}
+
+// torch's area_pixel_compute_scale<float>: (in - 1) / (out - 1) with
+// align_corners, else 1 / scale when the caller gave one, else in / out.
+float ScaleOf(int64_t in, int64_t out, bool align_corners,
+              std::optional<double> given) {
+  if (align_corners) {
+    return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
+                   : 0.0f;
+  }
+  if (given.has_value() && *given > 0) return static_cast<float>(1.0 / *given);
+  return static_cast<float>(in) / static_cast<float>(out);
+}
+
+// One spatial dim of a nearest upsample: output o reads min(floor(o s),
+// in - 1) (torch's nearest_idx, s its float scale).
+absl::StatusOr<int> NearestAlong(Decomposer& d, int x, int64_t dim, int64_t in,
+                                 int64_t out, float scale) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int pos, d.EmitOne("aten.arange.default",
+                         {IntArg(out), DTypeArg(v1::DTYPE_FLOAT32), NoneArg(),
+                          NoneArg(), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int src,
+      d.EmitOne("aten.mul.Scalar", {TensorArg(pos), NumberArg(scale)}));
+  // src >= 0: the cast to int64 rounds down.
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int floor,
+      d.EmitOne("aten._to_copy.default",
+                {TensorArg(src), DTypeArg(v1::DTYPE_INT64), NoneArg(),
+                 NoneArg(), NoneArg(), BoolArg(false), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(int at, ClampIndex(d, floor, 0, in - 1));
+  return d.EmitOne("aten.index_select.default",
+                   {TensorArg(x), IntArg(dim), TensorArg(at)});
+}
+
+// Nearest: by whole factors each pixel repeated kh x kw times, which is
 // torch's nearest (source floor(dst / k)); its gradient sums each block, as
-// torch's.
+// torch's. Other sizes gather along each dim (NearestAlong).
 Results UpsampleNearest(Decomposer& d, const BoundArg& output_size,
-                        const BoundArg& scale_factors) {
+                        const BoundArg& scale_factors, const Scales& scales) {
   const Meta x = d.tensor(0);
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
                             OutputSize(x, output_size, scale_factors));
   int64_t h = x.shape[2], w = x.shape[3];
-  if (h == 0 || w == 0 || size[0] % h != 0 || size[1] % w != 0) {
-    return ArgError("output_size",
-                    "must be a whole multiple of the input's (H, W)");
+  if (h == 0 || w == 0) return ArgError("input", "must not be empty");
+  bool whole = true;
+  for (int a = 0; a < 2; ++a) {
+    int64_t in = x.shape[2 + a];
+    whole = whole && size[a] % in == 0 &&
+            (!scales[a].has_value() || *scales[a] * in == size[a]);
+  }
+  if (!whole) {
+    int rows = d.arg(0).values[0];
+    if (size[0] != h) {
+      AOTCACHE_ASSIGN_OR_RETURN(
+          rows, NearestAlong(d, rows, 2, h, size[0],
+                             ScaleOf(h, size[0], false, scales[0])));
+    }
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int out, NearestAlong(d, rows, 3, w, size[1],
+                              ScaleOf(w, size[1], false, scales[1])));
+    return std::vector<int>{out};
   }
   std::vector<int64_t> k = {size[0] / h, size[1] / w};
   AOTCACHE_ASSIGN_OR_RETURN(
@@ -90,19 +145,18 @@ Results UpsampleNearest(Decomposer& d, const BoundArg& output_size,
                  IntsArg({x.shape[0], x.shape[1], h * k[0], w * k[1]})});
 }
 
-// The source position of each of `out` outputs along a dim of `in`
-// (torch's area_pixel_compute_source_index): o (in - 1) / (out - 1) with
-// align_corners, else (o + 0.5) in / out - 0.5, which bilinear clamps at 0
-// and bicubic does not.
-absl::StatusOr<int> SourceIndex(Decomposer& d, DType dtype, int64_t in,
-                                int64_t out, bool align_corners,
+// The source position of each of `out` outputs (torch's
+// area_pixel_compute_source_index, `scale` from ScaleOf): o s with
+// align_corners, else (o + 0.5) s - 0.5, which bilinear clamps at 0 and
+// bicubic does not.
+absl::StatusOr<int> SourceIndex(Decomposer& d, DType dtype, int64_t out,
+                                float scale, bool align_corners,
                                 bool clamp_at_zero) {
   AOTCACHE_ASSIGN_OR_RETURN(
       int pos,
       d.EmitOne("aten.arange.default", {IntArg(out), DTypeArg(dtype), NoneArg(),
                                         NoneArg(), NoneArg()}));
   if (align_corners) {
-    double scale = out > 1 ? static_cast<double>(in - 1) / (out - 1) : 0;
     return d.EmitOne("aten.mul.Scalar", {TensorArg(pos), NumberArg(scale)});
   }
   AOTCACHE_ASSIGN_OR_RETURN(
@@ -110,8 +164,7 @@ absl::StatusOr<int> SourceIndex(Decomposer& d, DType dtype, int64_t in,
                           {TensorArg(pos), NumberArg(0.5), NumberArg(1)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int scaled,
-      d.EmitOne("aten.mul.Scalar",
-                {TensorArg(half), NumberArg(static_cast<double>(in) / out)}));
+      d.EmitOne("aten.mul.Scalar", {TensorArg(half), NumberArg(scale)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int shifted,
       d.EmitOne("aten.sub.Scalar",
@@ -129,11 +182,14 @@ absl::StatusOr<int> SourceIndex(Decomposer& d, DType dtype, int64_t in,
 // i0 = floor(src) and i1 = min(i0 + 1, in - 1) of its source index src with
 // weights 1 - l and l, l = src - i0.
 absl::StatusOr<int> Interpolate(Decomposer& d, int x, int64_t dim, int64_t in,
-                                int64_t out, bool align_corners) {
+                                int64_t out, bool align_corners,
+                                std::optional<double> given) {
   if (in == out) return x;
   const DType dtype = d.meta(x).dtype;
   AOTCACHE_ASSIGN_OR_RETURN(
-      int src, SourceIndex(d, dtype, in, out, align_corners, true));
+      int src,
+      SourceIndex(d, dtype, out, ScaleOf(in, out, align_corners, given),
+                  align_corners, true));
   // src >= 0: the cast to int64 rounds down.
   AOTCACHE_ASSIGN_OR_RETURN(
       int i0, d.EmitOne("aten._to_copy.default",
@@ -204,11 +260,14 @@ absl::StatusOr<int> Cubic(Decomposer& d, int x, double a3, double a2, double a1,
 // order of operations.
 absl::StatusOr<int> InterpolateCubic(Decomposer& d, int x, int64_t dim,
                                      int64_t in, int64_t out,
-                                     bool align_corners) {
+                                     bool align_corners,
+                                     std::optional<double> given) {
   constexpr double A = -0.75;
   const DType dtype = d.meta(x).dtype;
   AOTCACHE_ASSIGN_OR_RETURN(
-      int src, SourceIndex(d, dtype, in, out, align_corners, false));
+      int src,
+      SourceIndex(d, dtype, out, ScaleOf(in, out, align_corners, given),
+                  align_corners, false));
   // floor(src): the cast to int64 truncates, one less where src < 0 is not
   // whole.
   AOTCACHE_ASSIGN_OR_RETURN(
@@ -276,30 +335,32 @@ absl::StatusOr<int> InterpolateCubic(Decomposer& d, int x, int64_t dim,
 // Bicubic: columns, then rows (torch's order: each row interpolated, then
 // the rows).
 Results UpsampleBicubic(Decomposer& d, const BoundArg& output_size, bool align,
-                        const BoundArg& scale_factors) {
+                        const BoundArg& scale_factors, const Scales& scales) {
   const Meta x = d.tensor(0);
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
                             OutputSize(x, output_size, scale_factors));
   if (!IsFloating(x.dtype)) return ArgError("input", "must be floating");
   AOTCACHE_ASSIGN_OR_RETURN(
-      int cols,
-      InterpolateCubic(d, d.arg(0).values[0], 3, x.shape[3], size[1], align));
+      int cols, InterpolateCubic(d, d.arg(0).values[0], 3, x.shape[3], size[1],
+                                 align, scales[1]));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int out, InterpolateCubic(d, cols, 2, x.shape[2], size[0], align));
+      int out,
+      InterpolateCubic(d, cols, 2, x.shape[2], size[0], align, scales[0]));
   return std::vector<int>{out};
 }
 
 // Bilinear: rows, then columns.
 Results UpsampleBilinear(Decomposer& d, const BoundArg& output_size, bool align,
-                         const BoundArg& scale_factors) {
+                         const BoundArg& scale_factors, const Scales& scales) {
   const Meta x = d.tensor(0);
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
                             OutputSize(x, output_size, scale_factors));
   if (!IsFloating(x.dtype)) return ArgError("input", "must be floating");
-  AOTCACHE_ASSIGN_OR_RETURN(int rows, Interpolate(d, d.arg(0).values[0], 2,
-                                                  x.shape[2], size[0], align));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int out, Interpolate(d, rows, 3, x.shape[3], size[1], align));
+      int rows, Interpolate(d, d.arg(0).values[0], 2, x.shape[2], size[0],
+                            align, scales[0]));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int out, Interpolate(d, rows, 3, x.shape[3], size[1], align, scales[1]));
   if (out == d.arg(0).values[0]) {
     return d.Emit("aten.clone.default", {d.arg(0), NoneArg()});
   }
@@ -308,46 +369,40 @@ Results UpsampleBilinear(Decomposer& d, const BoundArg& output_size, bool align,
 
 // upsample_nearest2d.vec(input, output_size?, scale_factors?) (torch 1.13).
 Results UpsampleNearest2dVec(Decomposer& d) {
-  return UpsampleNearest(d, d.arg(1), d.arg(2));
+  return UpsampleNearest(d, d.arg(1), d.arg(2), FactorScales(d.arg(2)));
 }
 
 // upsample_nearest2d(input, output_size, scales_h?, scales_w?) (torch 2.x).
 Results UpsampleNearest2d(Decomposer& d) {
-  AOTCACHE_RETURN_IF_ERROR(
-      CheckScales(d.tensor(0), d.arg(1), d.arg(2), d.arg(3)));
-  return UpsampleNearest(d, d.arg(1), NoneArg());
+  return UpsampleNearest(d, d.arg(1), NoneArg(), ScalesOf(d.arg(2), d.arg(3)));
 }
 
 // upsample_bilinear2d.vec(input, output_size?, align_corners,
 // scale_factors?) (torch 1.13).
 Results UpsampleBilinear2dVec(Decomposer& d) {
-  return UpsampleBilinear(d, d.arg(1), d.arg(2).b, d.arg(3));
+  return UpsampleBilinear(d, d.arg(1), d.arg(2).b, d.arg(3),
+                          FactorScales(d.arg(3)));
 }
 
 // upsample_bilinear2d(input, output_size, align_corners, scales_h?,
-// scales_w?) (torch 2.x). With align_corners torch ignores the scales.
+// scales_w?) (torch 2.x).
 Results UpsampleBilinear2d(Decomposer& d) {
-  if (!d.arg(2).b) {
-    AOTCACHE_RETURN_IF_ERROR(
-        CheckScales(d.tensor(0), d.arg(1), d.arg(3), d.arg(4)));
-  }
-  return UpsampleBilinear(d, d.arg(1), d.arg(2).b, NoneArg());
+  return UpsampleBilinear(d, d.arg(1), d.arg(2).b, NoneArg(),
+                          ScalesOf(d.arg(3), d.arg(4)));
 }
 
 // upsample_bicubic2d.vec(input, output_size?, align_corners,
 // scale_factors?) (torch 1.13).
 Results UpsampleBicubic2dVec(Decomposer& d) {
-  return UpsampleBicubic(d, d.arg(1), d.arg(2).b, d.arg(3));
+  return UpsampleBicubic(d, d.arg(1), d.arg(2).b, d.arg(3),
+                         FactorScales(d.arg(3)));
 }
 
 // upsample_bicubic2d(input, output_size, align_corners, scales_h?,
 // scales_w?) (torch 2.x).
 Results UpsampleBicubic2d(Decomposer& d) {
-  if (!d.arg(2).b) {
-    AOTCACHE_RETURN_IF_ERROR(
-        CheckScales(d.tensor(0), d.arg(1), d.arg(3), d.arg(4)));
-  }
-  return UpsampleBicubic(d, d.arg(1), d.arg(2).b, NoneArg());
+  return UpsampleBicubic(d, d.arg(1), d.arg(2).b, NoneArg(),
+                         ScalesOf(d.arg(3), d.arg(4)));
 }
 
 }  // namespace

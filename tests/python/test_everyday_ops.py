@@ -241,13 +241,33 @@ def test_group_norm_and_nearest_interpolation():
     _compare(torch.nn.Upsample(scale_factor=3), x)
 
 
-def test_a_fractional_interpolation_is_refused_naming_the_list():
+def test_nearest_interpolation_to_any_size():
+    # Sizes that are no whole multiple, shrinking, and one dim unchanged:
+    # each output reads floor(o * in / out) as torch's nearest_idx.
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 7, 5, requires_grad=True)
+    for size in ((10, 5), (3, 2), (7, 12), (13, 9), (1, 1)):
+        _compare(lambda x: F.interpolate(x, size=size), x)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_fractional_scale_factors(mode):
+    # torch 2.x's trace gives the scale beside the output size, and torch
+    # reads source positions with 1 / scale (not in / out, which differ when
+    # in * scale is not whole). torch 1.13's trace holds the scale factors
+    # themselves, as a float list aotcache does not take: refused by name.
     from aotcache.torch import CompileError
-    g = aot_function(lambda x: F.interpolate(x, scale_factor=1.5), server=_compare.server)
-    # torch 1.13's trace holds the scale factors, torch 2.x's the output size.
-    with pytest.raises(CompileError, match=r"float list \[1.5, 1.5\]|'output_size': must "
-                       r"be a whole multiple"):
-        g(torch.randn(1, 1, 4, 4))
+    torch.manual_seed(0)
+    x = torch.randn(1, 2, 7, 5, requires_grad=True)
+    kw = {} if mode == "nearest" else {"align_corners": False}
+    fns = [lambda x, s=s: F.interpolate(x, scale_factor=s, mode=mode, **kw)
+           for s in (1.5, 0.5, (2.3, 0.7))]
+    if hasattr(torch, "compile"):
+        for fn in fns:
+            _compare(fn, x)
+    else:
+        with pytest.raises(CompileError, match=r"float list \[1.5, 1.5\]"):
+            aot_function(fns[0], server=_compare.server)(x)
 
 
 def test_cumsum():
