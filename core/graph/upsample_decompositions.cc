@@ -76,6 +76,13 @@ float ScaleOf(int64_t in, int64_t out, bool align_corners,
   return static_cast<float>(in) / static_cast<float>(out);
 }
 
+// x cast to int64: rounded toward zero.
+absl::StatusOr<int> Truncate(Decomposer& d, int x) {
+  return d.EmitOne("aten._to_copy.default",
+                   {TensorArg(x), DTypeArg(v1::DTYPE_INT64), NoneArg(),
+                    NoneArg(), NoneArg(), BoolArg(false), NoneArg()});
+}
+
 // One spatial dim of a nearest upsample: output o reads min(floor(o s),
 // in - 1) (torch's nearest_idx, s its float scale).
 absl::StatusOr<int> NearestAlong(Decomposer& d, int x, int64_t dim, int64_t in,
@@ -88,11 +95,7 @@ absl::StatusOr<int> NearestAlong(Decomposer& d, int x, int64_t dim, int64_t in,
       int src,
       d.EmitOne("aten.mul.Scalar", {TensorArg(pos), NumberArg(scale)}));
   // src >= 0: the cast to int64 rounds down.
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int floor,
-      d.EmitOne("aten._to_copy.default",
-                {TensorArg(src), DTypeArg(v1::DTYPE_INT64), NoneArg(),
-                 NoneArg(), NoneArg(), BoolArg(false), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(int floor, Truncate(d, src));
   AOTCACHE_ASSIGN_OR_RETURN(int at, ClampIndex(d, floor, 0, in - 1));
   return d.EmitOne("aten.index_select.default",
                    {TensorArg(x), IntArg(dim), TensorArg(at)});
@@ -191,10 +194,7 @@ absl::StatusOr<int> Interpolate(Decomposer& d, int x, int64_t dim, int64_t in,
       SourceIndex(d, dtype, out, ScaleOf(in, out, align_corners, given),
                   align_corners, true));
   // src >= 0: the cast to int64 rounds down.
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int i0, d.EmitOne("aten._to_copy.default",
-                        {TensorArg(src), DTypeArg(v1::DTYPE_INT64), NoneArg(),
-                         NoneArg(), NoneArg(), BoolArg(false), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(int i0, Truncate(d, src));
   AOTCACHE_ASSIGN_OR_RETURN(
       int next,
       d.EmitOne("aten.add.Scalar", {TensorArg(i0), IntArg(1), IntArg(1)}));
@@ -270,10 +270,7 @@ absl::StatusOr<int> InterpolateCubic(Decomposer& d, int x, int64_t dim,
                   align_corners, false));
   // floor(src): the cast to int64 truncates, one less where src < 0 is not
   // whole.
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int cut, d.EmitOne("aten._to_copy.default",
-                         {TensorArg(src), DTypeArg(v1::DTYPE_INT64), NoneArg(),
-                          NoneArg(), NoneArg(), BoolArg(false), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(int cut, Truncate(d, src));
   AOTCACHE_ASSIGN_OR_RETURN(
       int above, d.EmitOne("aten.lt.Tensor", {TensorArg(src), TensorArg(cut)}));
   AOTCACHE_ASSIGN_OR_RETURN(

@@ -48,6 +48,15 @@ absl::StatusOr<PoolGeometry> AvgGeometry(const KernelArgs& k, int self,
                         k.arg(first + 3).b);
 }
 
+// A max pooling's results: its values and int64 indices.
+Results ValuesAndIndices(const KernelArgs& k, const std::vector<double>& values,
+                         const std::vector<double>& indices) {
+  std::vector<Tensor> results = {k.NewResult(0), k.NewResult(1)};
+  StoreDoubles(values, results[0]);
+  StoreDoubles(indices, results[1]);
+  return results;
+}
+
 Results MaxPool(const KernelArgs& k) {
   absl::StatusOr<PoolGeometry> g = MaxGeometry(k, 0, 1);
   if (!g.ok()) return g.status();
@@ -75,10 +84,7 @@ Results MaxPool(const KernelArgs& k) {
     out[o] = best;
     index[o] = static_cast<double>(at);
   });
-  std::vector<Tensor> results = {k.NewResult(0), k.NewResult(1)};
-  StoreDoubles(out, results[0]);
-  StoreDoubles(index, results[1]);
-  return results;
+  return ValuesAndIndices(k, out, index);
 }
 
 // The gradient of a max pooling's self: grad (argument 0) added at each
@@ -271,10 +277,7 @@ Results AdaptiveMaxPool(const KernelArgs& k) {
                           out[o] = best;
                           index[o] = static_cast<double>(at);
                         });
-  std::vector<Tensor> results = {k.NewResult(0), k.NewResult(1)};
-  StoreDoubles(out, results[0]);
-  StoreDoubles(index, results[1]);
-  return results;
+  return ValuesAndIndices(k, out, index);
 }
 
 // adaptive_max_pool2d_backward(grad, self, indices).

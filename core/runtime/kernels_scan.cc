@@ -49,46 +49,65 @@ Results Cumsum(const KernelArgs& k) {
   return std::vector<Tensor>{out};
 }
 
+// The rows of self (argument 0) along `dim`, and where each row's values
+// and indices (results 0 and 1) go.
+struct Rows {
+  Tensor in, values, indices;
+  std::vector<int64_t> outer;  // self's shape, 1 along dim.
+  int64_t len, in_step, v_step, ix_step;
+
+  // Calls f(pos) for each row, pos the storage positions of its first
+  // element in self, values and indices.
+  template <typename F>
+  void ForEach(F f) const {
+    ForEachIndex(
+        outer, {in.meta().stride, values.meta().stride, indices.meta().stride},
+        {in.meta().offset, values.meta().offset, indices.meta().offset}, f);
+  }
+};
+
+Rows RowsOf(const KernelArgs& k, int64_t dim) {
+  Rows r{k.tensor(0), k.NewResult(0), k.NewResult(1)};
+  const Meta& a = r.in.meta();
+  if (dim < 0) dim += std::max<int64_t>(a.dim(), 1);
+  auto step = [dim](const Meta& m) { return m.dim() == 0 ? 0 : m.stride[dim]; };
+  r.outer = a.shape;
+  if (a.dim() > 0) r.outer[dim] = 1;
+  r.len = a.dim() == 0 ? 1 : a.shape[dim];
+  r.in_step = step(a);
+  r.v_step = step(r.values.meta());
+  r.ix_step = step(r.indices.meta());
+  return r;
+}
+
 // values, indices of each row of self along `dim`: the first `keep` of its
 // elements in order (descending or ascending).
 Results SortRows(const KernelArgs& k, int64_t dim, bool descending,
                  int64_t keep) {
-  const Tensor& in = k.tensor(0);
-  Tensor values = k.NewResult(0), indices = k.NewResult(1);
-  const Meta& a = in.meta();
-  const Meta& v = values.meta();
-  const Meta& ix = indices.meta();
-  if (dim < 0) dim += std::max<int64_t>(a.dim(), 1);
-  std::vector<int64_t> outer = a.shape;
-  int64_t len = a.dim() == 0 ? 1 : a.shape[dim];
-  int64_t in_step = a.dim() == 0 ? 0 : a.stride[dim];
-  int64_t v_step = v.dim() == 0 ? 0 : v.stride[dim];
-  int64_t ix_step = ix.dim() == 0 ? 0 : ix.stride[dim];
-  if (a.dim() > 0) outer[dim] = 1;
-  std::vector<double> row(len);
-  std::vector<int64_t> order(len);
+  Rows r = RowsOf(k, dim);
+  std::vector<double> row(r.len);
+  std::vector<int64_t> order(r.len);
   auto before = [&](int64_t p, int64_t q) {
     double x = row[p], y = row[q];
     if (std::isnan(x) || std::isnan(y))
       return descending ? !std::isnan(y) : !std::isnan(x) && std::isnan(y);
     return descending ? x > y : x < y;
   };
-  ForEachIndex(outer, {a.stride, v.stride, ix.stride},
-               {a.offset, v.offset, ix.offset}, [&](const int64_t* pos) {
-                 for (int64_t i = 0; i < len; ++i) {
-                   row[i] = LoadAs<double>(in.storage_data(), in.dtype(),
-                                           pos[0] + i * in_step);
-                 }
-                 std::iota(order.begin(), order.end(), 0);
-                 std::stable_sort(order.begin(), order.end(), before);
-                 for (int64_t i = 0; i < keep; ++i) {
-                   StoreFrom<double>(values.storage_data(), v.dtype,
-                                     pos[1] + i * v_step, row[order[i]]);
-                   StoreFrom<int64_t>(indices.storage_data(), ix.dtype,
-                                      pos[2] + i * ix_step, order[i]);
-                 }
-               });
-  return std::vector<Tensor>{values, indices};
+  r.ForEach([&](const int64_t* pos) {
+    for (int64_t i = 0; i < r.len; ++i) {
+      row[i] = LoadAs<double>(r.in.storage_data(), r.in.dtype(),
+                              pos[0] + i * r.in_step);
+    }
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), before);
+    for (int64_t i = 0; i < keep; ++i) {
+      StoreFrom<double>(r.values.storage_data(), r.values.dtype(),
+                        pos[1] + i * r.v_step, row[order[i]]);
+      StoreFrom<int64_t>(r.indices.storage_data(), r.indices.dtype(),
+                         pos[2] + i * r.ix_step, order[i]);
+    }
+  });
+  return std::vector<Tensor>{r.values, r.indices};
 }
 
 Results Sort(const KernelArgs& k) {
@@ -104,23 +123,11 @@ Results Sort(const KernelArgs& k) {
 // it. The same calls on the same sequence leave ties, and an unsorted
 // result, in the same order as eager.
 Results Topk(const KernelArgs& k) {
-  const Tensor& in = k.tensor(0);
-  Tensor values = k.NewResult(0), indices = k.NewResult(1);
-  const Meta& a = in.meta();
-  const Meta& v = values.meta();
-  const Meta& ix = indices.meta();
+  Rows r = RowsOf(k, k.arg(2).i);
   const int64_t keep = k.arg(1).i;
-  int64_t dim = k.arg(2).i;
   const bool largest = k.arg(3).b, sorted = k.arg(4).b;
-  if (dim < 0) dim += std::max<int64_t>(a.dim(), 1);
-  std::vector<int64_t> outer = a.shape;
-  int64_t len = a.dim() == 0 ? 1 : a.shape[dim];
-  int64_t in_step = a.dim() == 0 ? 0 : a.stride[dim];
-  int64_t v_step = v.dim() == 0 ? 0 : v.stride[dim];
-  int64_t ix_step = ix.dim() == 0 ? 0 : ix.stride[dim];
-  if (a.dim() > 0) outer[dim] = 1;
-  if (keep == 0) return std::vector<Tensor>{values, indices};
-  DispatchDType(in.dtype(), [&](auto tag) {
+  if (keep == 0) return std::vector<Tensor>{r.values, r.indices};
+  DispatchDType(r.in.dtype(), [&](auto tag) {
     using C = typename decltype(tag)::type;
     using Elem = std::pair<C, int64_t>;
     // x != x: NaN, which torch puts above every number.
@@ -129,34 +136,30 @@ Results Topk(const KernelArgs& k) {
       return largest ? (x_nan && !y_nan) || x.first > y.first
                      : (!x_nan && y_nan) || x.first < y.first;
     };
-    std::vector<Elem> queue(len);
-    ForEachIndex(
-        outer, {a.stride, v.stride, ix.stride}, {a.offset, v.offset, ix.offset},
-        [&](const int64_t* pos) {
-          for (int64_t i = 0; i < len; ++i) {
-            queue[i] = {
-                LoadAs<C>(in.storage_data(), in.dtype(), pos[0] + i * in_step),
-                i};
-          }
-          if (keep * 64 <= len) {
-            std::partial_sort(queue.begin(), queue.begin() + keep, queue.end(),
-                              before);
-          } else {
-            std::nth_element(queue.begin(), queue.begin() + keep - 1,
-                             queue.end(), before);
-            if (sorted) {
-              std::sort(queue.begin(), queue.begin() + keep - 1, before);
-            }
-          }
-          for (int64_t i = 0; i < keep; ++i) {
-            StoreFrom<C>(values.storage_data(), v.dtype, pos[1] + i * v_step,
-                         queue[i].first);
-            StoreFrom<int64_t>(indices.storage_data(), ix.dtype,
-                               pos[2] + i * ix_step, queue[i].second);
-          }
-        });
+    std::vector<Elem> queue(r.len);
+    r.ForEach([&](const int64_t* pos) {
+      for (int64_t i = 0; i < r.len; ++i) {
+        queue[i] = {LoadAs<C>(r.in.storage_data(), r.in.dtype(),
+                              pos[0] + i * r.in_step),
+                    i};
+      }
+      if (keep * 64 <= r.len) {
+        std::partial_sort(queue.begin(), queue.begin() + keep, queue.end(),
+                          before);
+      } else {
+        std::nth_element(queue.begin(), queue.begin() + keep - 1, queue.end(),
+                         before);
+        if (sorted) std::sort(queue.begin(), queue.begin() + keep - 1, before);
+      }
+      for (int64_t i = 0; i < keep; ++i) {
+        StoreFrom<C>(r.values.storage_data(), r.values.dtype(),
+                     pos[1] + i * r.v_step, queue[i].first);
+        StoreFrom<int64_t>(r.indices.storage_data(), r.indices.dtype(),
+                           pos[2] + i * r.ix_step, queue[i].second);
+      }
+    });
   });
-  return std::vector<Tensor>{values, indices};
+  return std::vector<Tensor>{r.values, r.indices};
 }
 
 }  // namespace

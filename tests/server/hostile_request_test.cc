@@ -322,7 +322,9 @@ TEST(DaemonFilesTest, AnotherUserCannotSwapTheCompilersDirs) {
   TempDir dir, attacker;
   ASSERT_EQ(chmod(attacker.path().c_str(), 0777), 0);
   const bool as_root = geteuid() == 0;
-  if (as_root) ASSERT_EQ(chown(attacker.path().c_str(), 65534, 65534), 0);
+  if (as_root) {
+    ASSERT_EQ(chown(attacker.path().c_str(), 65534, 65534), 0);
+  }
   const std::string data_dir = dir.path() + "/data";
   ASSERT_EQ(mkdir(data_dir.c_str(), 0700), 0);
   const std::string root = CompilerTempRoot(data_dir);
