@@ -93,9 +93,9 @@ absl::StatusOr<int64_t> WrapDim(absl::string_view name, int64_t dim,
 // An int64 index tensor clamped into [low, high] (two wheres).
 absl::StatusOr<int> ClampIndex(Decomposer& d, int index, int64_t low,
                                int64_t high);
-// clamp, clamp_min, clamp_max (and in place), full_like, scalar_tensor, max
-// and min (all, dim, other), var_mean, logsumexp, baddbmm,
-// binary_cross_entropy_with_logits.
+// sort.stable, argsort.stable, clamp, clamp_min, clamp_max (and in place),
+// full_like, scalar_tensor, max and min (all, dim, other), var_mean, logsumexp,
+// baddbmm, binary_cross_entropy_with_logits.
 const std::vector<Decomposition>& MathDecompositions();
 // softplus, leaky_relu, elu, celu, hardtanh (leaky_relu, elu and hardtanh
 // also in place), hardswish, mish, log_sigmoid_forward, glu, prelu

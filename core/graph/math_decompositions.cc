@@ -93,6 +93,19 @@ Results ScalarTensor(Decomposer& d) {
                 {IntsArg({}), d.arg(0), dtype, d.arg(2), d.arg(3), d.arg(4)});
 }
 
+// sort.stable(self, *, stable, dim, descending): the registry's sort, which
+// is stable whatever `stable` says (torch leaves the order of ties
+// unspecified without it).
+Results SortStable(Decomposer& d) {
+  return d.Emit("aten.sort.default", {d.arg(0), d.arg(2), d.arg(3)});
+}
+
+// argsort.stable(self, *, stable, dim, descending): that sort's indices.
+Results ArgsortStable(Decomposer& d) {
+  AOTCACHE_ASSIGN_OR_RETURN(std::vector<int> sorted, SortStable(d));
+  return std::vector<int>{sorted[1]};
+}
+
 // max.dim(self, dim, keepdim) and min.dim: (gather(self, dim, i), i) for
 // i = argmax(self, dim, keepdim), so that the gradient reaches the selected
 // element only (torch's value_selecting_reduction_backward).
@@ -313,6 +326,12 @@ const std::vector<Decomposition>& MathDecompositions() {
       {"clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor",
        ClampBoth},
       {"clamp_min(Tensor self, Scalar min) -> Tensor", ClampMin},
+      {"sort.stable(Tensor self, *, bool? stable, int dim=-1, bool "
+       "descending=False) -> (Tensor, Tensor)",
+       SortStable},
+      {"argsort.stable(Tensor self, *, bool stable, int dim=-1, bool "
+       "descending=False) -> Tensor",
+       ArgsortStable},
       {"clamp_max(Tensor self, Scalar max) -> Tensor", ClampMax},
       {"clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", ClampMinTensor},
       {"clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> "

@@ -353,6 +353,21 @@ def test_pixel_shuffle_and_unshuffle():
     _compare(lambda y: F.pixel_unshuffle(y, 2), y)
 
 
+def test_stable_sort_on_many_ties_equals_eager():
+    # Long rows of ties, where torch's unstable sort reorders them: with
+    # stable=True (which eager keeps to) the indices are eager's.
+    torch.manual_seed(0)
+    x = torch.randint(0, 3, (4, 300)).float().requires_grad_()
+    for descending in (False, True):
+        fn = lambda t: (torch.sort(t, dim=1, descending=descending, stable=True),
+                        torch.argsort(t, dim=0, stable=True, descending=descending))
+        (values, indices), order = aot_function(fn, server=_compare.server)(x)
+        (want_values, want_indices), want_order = fn(x.detach())
+        assert torch.equal(indices, want_indices) and torch.equal(order, want_order)
+        assert torch.equal(values, want_values)
+    _compare(lambda t: torch.sort(t, stable=True, descending=True)[0], x)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
 def test_topk_on_ties_picks_eager_indices(dtype):
     # Both of torch's paths (partial sort when 64 k <= n, else nth_element),
