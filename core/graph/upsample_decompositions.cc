@@ -329,39 +329,45 @@ absl::StatusOr<int> InterpolateCubic(Decomposer& d, int x, int64_t dim,
   return sum;
 }
 
-// Bicubic: columns, then rows (torch's order: each row interpolated, then
-// the rows).
-Results UpsampleBicubic(Decomposer& d, const BoundArg& output_size, bool align,
-                        const BoundArg& scale_factors, const Scales& scales) {
+// One spatial dim of an interpolation (Interpolate, InterpolateCubic).
+using InterpolateFn = absl::StatusOr<int> (*)(Decomposer& d, int x, int64_t dim,
+                                              int64_t in, int64_t out,
+                                              bool align_corners,
+                                              std::optional<double> given);
+
+// An interpolating upsample along dim `first` (2 or 3), then the other; a
+// copy of the input when both dims keep their sizes.
+Results Upsample(Decomposer& d, InterpolateFn along, int first,
+                 const BoundArg& output_size, bool align,
+                 const BoundArg& scale_factors, const Scales& scales) {
   const Meta x = d.tensor(0);
   AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
                             OutputSize(x, output_size, scale_factors));
   if (!IsFloating(x.dtype)) return ArgError("input", "must be floating");
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int cols, InterpolateCubic(d, d.arg(0).values[0], 3, x.shape[3], size[1],
-                                 align, scales[1]));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int out,
-      InterpolateCubic(d, cols, 2, x.shape[2], size[0], align, scales[0]));
+  int out = d.arg(0).values[0];
+  for (int dim : {first, 5 - first}) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        out, along(d, out, dim, x.shape[dim], size[dim - 2], align,
+                   scales[dim - 2]));
+  }
+  if (out == d.arg(0).values[0]) {
+    return d.Emit("aten.clone.default", {d.arg(0), NoneArg()});
+  }
   return std::vector<int>{out};
 }
 
 // Bilinear: rows, then columns.
 Results UpsampleBilinear(Decomposer& d, const BoundArg& output_size, bool align,
                          const BoundArg& scale_factors, const Scales& scales) {
-  const Meta x = d.tensor(0);
-  AOTCACHE_ASSIGN_OR_RETURN(std::vector<int64_t> size,
-                            OutputSize(x, output_size, scale_factors));
-  if (!IsFloating(x.dtype)) return ArgError("input", "must be floating");
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int rows, Interpolate(d, d.arg(0).values[0], 2, x.shape[2], size[0],
-                            align, scales[0]));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int out, Interpolate(d, rows, 3, x.shape[3], size[1], align, scales[1]));
-  if (out == d.arg(0).values[0]) {
-    return d.Emit("aten.clone.default", {d.arg(0), NoneArg()});
-  }
-  return std::vector<int>{out};
+  return Upsample(d, Interpolate, 2, output_size, align, scale_factors, scales);
+}
+
+// Bicubic: columns, then rows (torch's order: each row interpolated, then
+// the rows).
+Results UpsampleBicubic(Decomposer& d, const BoundArg& output_size, bool align,
+                        const BoundArg& scale_factors, const Scales& scales) {
+  return Upsample(d, InterpolateCubic, 3, output_size, align, scale_factors,
+                  scales);
 }
 
 // upsample_nearest2d.vec(input, output_size?, scale_factors?) (torch 1.13).
