@@ -57,6 +57,9 @@ class OutputClassifier {
     const TensorObject& obj = replay_.objects[obj_id];
     v1::OutputAliasInfo info;
     info.set_requires_grad(replay_.RequiresGrad(obj_id));
+    info.set_created_in_no_grad(obj.view_base >= 0 &&
+                                obj.view_created_in_no_grad &&
+                                info.requires_grad());
     if (replay_.storages[obj.storage].is_input) {
       if (obj.input >= 0) {
         info.set_output_type(v1::OUTPUT_TYPE_IS_INPUT);

@@ -21,12 +21,7 @@ MODES = {"MODE_TRAINING": "training", "MODE_INFERENCE": "inference"}
 
 # Where aotcache does not (yet) behave as eager: strict xfails, so that a
 # fix shows up as XPASS.
-_NO_GRAD_VIEW = ("a view taken under no_grad of an input that requires grad has no grad_fn "
-                 "in eager, which stops gradients there; aotcache's autodiff lets them "
-                 "through (the C++ eager-gradient test skips these variants too)")
 KNOWN = {
-    "view_under_no_grad__rg": _NO_GRAD_VIEW,
-    "intermediate_view_under_no_grad__rg": _NO_GRAD_VIEW,
     "inplace_ops_mix__rg": ("eager's backward raises (relu_ saves its result, sub_ then "
                             "overwrites it); the functional compiled graph computes "
                             "gradients, as PyTorch's AOTAutograd does"),

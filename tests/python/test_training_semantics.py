@@ -201,3 +201,50 @@ def test_linear_gradients_arrive_in_the_layout_eager_gives_them(daemon, loss_ins
     assert strides["0.weight"] == (6, 1)
     for name, g in eager_grads.items():
         assert torch.allclose(grads[name], g, atol=1e-6), name
+
+
+def _view_of_input_under_no_grad(a):
+    with torch.no_grad():
+        v = a.view(-1)
+    return v * 2, v
+
+
+def _view_of_intermediate_under_no_grad(a):
+    out = a * 3
+    with torch.no_grad():
+        v = out.view(-1)
+    return v
+
+
+def _view_of_an_output_under_no_grad(a):
+    out = a * 3
+    with torch.no_grad():
+        v = out.view(-1)
+    return out, v
+
+
+@pytest.mark.parametrize("fn", [_view_of_input_under_no_grad, _view_of_intermediate_under_no_grad,
+                                _view_of_an_output_under_no_grad])
+def test_views_made_under_no_grad_stop_gradients_as_in_eager(fn, daemon):
+    """In eager a view made under no_grad of a tensor that requires grad
+    requires grad but has no history: gradients stop there. The compiled
+    function regenerated it with history, which sent them to the input."""
+    compiled = aot_function(fn, server=daemon)
+    torch.manual_seed(0)
+    a_eager = torch.randn(2, 3, requires_grad=True)
+    a_compiled = a_eager.detach().clone().requires_grad_(True)
+    want, got = fn(a_eager), compiled(a_compiled)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    for w, g in zip(want, got):
+        assert torch.equal(w, g)
+        assert (g.requires_grad, g.grad_fn is None, g.is_leaf) == \
+            (w.requires_grad, w.grad_fn is None, w.is_leaf)
+        assert (g._base is a_compiled) == (w._base is a_eager)
+    for outs in (want, got):
+        tracked = [o.sum() for o in outs if o.grad_fn is not None]
+        if tracked:
+            sum(tracked).backward()
+    assert (a_compiled.grad is None) == (a_eager.grad is None)
+    if a_eager.grad is not None:
+        assert torch.equal(a_compiled.grad, a_eager.grad)

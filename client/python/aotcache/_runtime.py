@@ -270,21 +270,28 @@ class CompiledEntry:
                 out_deltas[j] = deltas[int(info["base_idx"])]
             elif kind == ALIAS_OF_INPUT:
                 out_deltas[j] = deltas[int(info["base_idx"])]
-                replayed = _view(inputs[int(info["base_idx"])], self.original_outputs[j],
-                                 out_deltas[j])
+                replayed = self._regenerate(j, inputs[int(info["base_idx"])], out_deltas[j])
             elif kind in ALIAS_OF_INTERMEDIATE:
-                replayed = _view(bases[int(info["base_idx"])], self.original_outputs[j])
+                replayed = self._regenerate(j, bases[int(info["base_idx"])])
             outs[j] = replayed if replayed is not None else user[j]
         for j, info in enumerate(self.outputs):
             if info["output_type"] == BASE_IS_USER_OUTPUT:
-                v = _view(outs[int(info["base_idx"])], self.original_outputs[j],
-                          out_deltas[int(info["base_idx"])])
+                v = self._regenerate(j, outs[int(info["base_idx"])],
+                                     out_deltas[int(info["base_idx"])])
                 if v is not None:
                     outs[j] = v
         for j, info in enumerate(self.outputs):
             if outs[j].requires_grad and not info["requires_grad"]:
                 outs[j] = outs[j].detach()
         return outs  # type: ignore[return-value]
+
+    def _regenerate(self, j: int, base: torch.Tensor, delta: int = 0) -> Optional[torch.Tensor]:
+        """User output j, an alias of `base`, as eager made it: a view made
+        under no_grad requires grad but has no history (gradients stop)."""
+        if self.outputs[j]["created_in_no_grad"]:
+            with torch.no_grad():
+                return _view(base, self.original_outputs[j], delta)
+        return _view(base, self.original_outputs[j], delta)
 
 
 def _synthetic_base(inputs: Sequence[torch.Tensor], sb, origins: Sequence[int]) -> torch.Tensor:
