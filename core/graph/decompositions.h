@@ -119,7 +119,7 @@ const std::vector<Decomposition>& AttentionDecompositions();
 const std::vector<Decomposition>& RnnDecompositions();
 // native_group_norm (norm_decompositions.cc).
 const std::vector<Decomposition>& NormDecompositions();
-// smooth_l1_loss, huber_loss, binary_cross_entropy, xlogy, nll_loss2d,
+// smooth_l1_loss, huber_loss, xlogy, nll_loss2d,
 // std, norm, linalg_vector_norm, _cdist_forward, _euclidean_dist
 // (loss_decompositions.cc).
 const std::vector<Decomposition>& LossDecompositions();

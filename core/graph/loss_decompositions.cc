@@ -1,11 +1,10 @@
 // The decompositions of losses and norms (decompositions.h): smooth_l1_loss,
-// huber_loss, binary_cross_entropy, xlogy (kl_div's), nll_loss2d (cross
-// entropy over images), std, norm and linalg_vector_norm (p = 1, inf or
-// any p > 1), and cdist's _cdist_forward and _euclidean_dist. Each computes
-// torch's formula; gradients are those of the formula, which are torch's, with
-// the same care at the points where a naive formula's gradient is not finite
-// (xlogy at x = 0, the 2-norm of zeros: 0, as torch's); binary_cross_entropy's
-// gradient for its input is torch's capped one, put in beside the formula.
+// huber_loss, xlogy (kl_div's), nll_loss2d (cross entropy over images),
+// std, norm and linalg_vector_norm (every p), and cdist's _cdist_forward and
+// _euclidean_dist. Each computes torch's formula; gradients are those of the
+// formula, which are torch's, with the same care at the points where a naive
+// formula's gradient is not finite (xlogy at x = 0, the 2-norm of zeros and
+// the zeros of a norm below 1: 0, as torch's).
 #include <cmath>
 #include <limits>
 
@@ -67,90 +66,6 @@ Results Huber(Decomposer& d) {
   double delta = d.arg(3).AsDouble();
   if (delta <= 0) return ArgError("delta", "must be positive");
   return Piecewise(d, delta, 0.5, delta, 0.5 * delta);
-}
-
-// max(log(v), -100), as torch clamps binary_cross_entropy's logs.
-absl::StatusOr<int> ClampedLog(Decomposer& d, const BoundArg& v) {
-  AOTCACHE_ASSIGN_OR_RETURN(int log, d.EmitOne("aten.log.default", {v}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int low, d.EmitOne("aten.lt.Scalar", {TensorArg(log), NumberArg(-100)}));
-  return d.EmitOne("aten.where.self",
-                   {TensorArg(low), NumberArg(-100), TensorArg(log)});
-}
-
-// 1 - v.
-absl::StatusOr<int> OneMinus(Decomposer& d, const BoundArg& v) {
-  AOTCACHE_ASSIGN_OR_RETURN(int neg, d.EmitOne("aten.neg.default", {v}));
-  return d.EmitOne("aten.add.Scalar",
-                   {TensorArg(neg), NumberArg(1), NumberArg(1)});
-}
-
-// torch's gradient of binary_cross_entropy for its input at `x` (detached):
-// (x - y) / max(x (1 - x), 1e-12), not the formula's (finite where x is 0
-// or 1, capped where x (1 - x) is tiny).
-absl::StatusOr<int> InputGradient(Decomposer& d, int x, int one_minus_x) {
-  AOTCACHE_ASSIGN_OR_RETURN(int y,
-                            d.EmitOne("aten.detach.default", {d.arg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int diff,
-      d.EmitOne("aten.sub.Tensor", {TensorArg(x), TensorArg(y), NumberArg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int product,
-      d.EmitOne("aten.mul.Tensor", {TensorArg(x), TensorArg(one_minus_x)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int small,
-      d.EmitOne("aten.lt.Scalar", {TensorArg(product), NumberArg(1e-12)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int denominator,
-      d.EmitOne("aten.where.self",
-                {TensorArg(small), NumberArg(1e-12), TensorArg(product)}));
-  return d.EmitOne("aten.div.Tensor",
-                   {TensorArg(diff), TensorArg(denominator)});
-}
-
-// binary_cross_entropy(x, y, weight?, reduction):
-// -weight (y log x + (1 - y) log(1 - x)), each log at least -100, computed
-// on detach(x); the loss then gains (x - detach(x)) g, which adds 0 to its
-// value and torch's gradient g (InputGradient) for x.
-Results BinaryCrossEntropy(Decomposer& d) {
-  if (d.tensor(1).shape != d.tensor(0).shape) {
-    return ArgError("target", "must have the input's shape");
-  }
-  AOTCACHE_ASSIGN_OR_RETURN(int x,
-                            d.EmitOne("aten.detach.default", {d.arg(0)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int log_x, ClampedLog(d, TensorArg(x)));
-  AOTCACHE_ASSIGN_OR_RETURN(int one_minus_x, OneMinus(d, TensorArg(x)));
-  AOTCACHE_ASSIGN_OR_RETURN(int log_1x, ClampedLog(d, TensorArg(one_minus_x)));
-  AOTCACHE_ASSIGN_OR_RETURN(int one_minus_y, OneMinus(d, d.arg(1)));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int a, d.EmitOne("aten.mul.Tensor", {d.arg(1), TensorArg(log_x)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int b, d.EmitOne("aten.mul.Tensor",
-                       {TensorArg(one_minus_y), TensorArg(log_1x)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int sum,
-      d.EmitOne("aten.add.Tensor", {TensorArg(a), TensorArg(b), NumberArg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int value,
-                            d.EmitOne("aten.neg.default", {TensorArg(sum)}));
-  AOTCACHE_ASSIGN_OR_RETURN(int gradient, InputGradient(d, x, one_minus_x));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int zero,
-      d.EmitOne("aten.sub.Tensor", {d.arg(0), TensorArg(x), NumberArg(1)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int correction,
-      d.EmitOne("aten.mul.Tensor", {TensorArg(zero), TensorArg(gradient)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int loss,
-      d.EmitOne("aten.add.Tensor",
-                {TensorArg(value), TensorArg(correction), NumberArg(1)}));
-  if (!d.arg(2).is_none()) {
-    AOTCACHE_ASSIGN_OR_RETURN(
-        loss, d.EmitOne("aten.mul.Tensor", {TensorArg(loss), d.arg(2)}));
-    if (d.meta(loss).shape != d.tensor(0).shape) {
-      return ArgError("weight", "must broadcast to the input's shape");
-    }
-  }
-  return ReduceLoss(d, loss, d.arg(3));
 }
 
 // xlogy(x, y) = x * l, l = log(y) except where x is 0 and log(y) infinite
@@ -243,11 +158,63 @@ Results ZeroSafeRoot(Decomposer& d, int sum, double p) {
                 {TensorArg(zero), NumberArg(0), TensorArg(root)});
 }
 
-// The p-norm of x over `dim` (None: every dim) for p = 1, inf and every p > 1,
-// as norm.ScalarOpt_dim (p? = 2) and linalg_vector_norm take it: sum |x|,
-// max |x|, or (sum |x|^p)^(1/p) (x^2 and sqrt for p = 2), 0 with gradient 0
-// where the sum is 0, as torch's. Below 1 torch's gradient is not the
-// formula's at zeros: refused.
+// |x|^p for p < 1 where the formula's gradient at x = 0 is not finite:
+// |x| is read as 1 there, and the power is 0 (p > 0) or inf (p < 0), its
+// value, taken as |x| * 0 (+ inf): the gradient there is 0 times the
+// norm's, which is torch's (0, or NaN when the norm's gradient is NaN or
+// infinite).
+absl::StatusOr<int> PowerBelowOne(Decomposer& d, int abs, double p) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int zero, d.EmitOne("aten.eq.Scalar", {TensorArg(abs), NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int safe, d.EmitOne("aten.where.self",
+                          {TensorArg(zero), NumberArg(1), TensorArg(abs)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int power,
+      d.EmitOne("aten.pow.Tensor_Scalar", {TensorArg(safe), NumberArg(p)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int at_zero,
+      d.EmitOne("aten.mul.Scalar", {TensorArg(abs), NumberArg(0)}));
+  if (p < 0) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        at_zero, d.EmitOne("aten.add.Scalar",
+                           {TensorArg(at_zero),
+                            NumberArg(std::numeric_limits<double>::infinity()),
+                            NumberArg(1)}));
+  }
+  return d.EmitOne("aten.where.self",
+                   {TensorArg(zero), TensorArg(at_zero), TensorArg(power)});
+}
+
+// The 0-"norm": how many elements are not 0 (NaN counts), with gradient 0
+// for x as torch's: 1 or 0 read from x through a where nothing selects.
+Results CountNonzero(Decomposer& d, const BoundArg& x, const BoundArg& dim,
+                     const BoundArg& keepdim) {
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int never,
+      d.EmitOne("aten.lt.Scalar",
+                {x, NumberArg(-std::numeric_limits<double>::infinity())}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int zeros,
+      d.EmitOne("aten.where.self", {TensorArg(never), x, NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int ones, d.EmitOne("aten.add.Scalar",
+                          {TensorArg(zeros), NumberArg(1), NumberArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int nonzero,
+                            d.EmitOne("aten.ne.Scalar", {x, NumberArg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int counted,
+      d.EmitOne("aten.where.self",
+                {TensorArg(nonzero), TensorArg(ones), TensorArg(zeros)}));
+  return d.Emit("aten.sum.dim_IntList",
+                {TensorArg(counted), dim, keepdim, NoneArg()});
+}
+
+// The p-norm of x over `dim` (None: every dim) for every p, as
+// norm.ScalarOpt_dim (p? = 2) and linalg_vector_norm take it: sum |x|,
+// max |x|, min |x| (p = -inf), the count of nonzeros (p = 0), or
+// (sum |x|^p)^(1/p) (x^2 and sqrt for p = 2), 0 with gradient 0 where the
+// sum is 0, as torch's; below 1, torch's gradient 0 at the zeros of x.
 Results PNorm(Decomposer& d, const BoundArg& x, double p, BoundArg dim,
               const BoundArg& keepdim) {
   if (dim.is_none()) {  // Every dim.
@@ -255,12 +222,7 @@ Results PNorm(Decomposer& d, const BoundArg& x, double p, BoundArg dim,
     for (int64_t k = 0; k < d.meta(x.values[0]).dim(); ++k) all.push_back(k);
     dim = IntsArg(all);
   }
-  if (std::isinf(p) && p < 0) return ArgError("p", "-inf is not supported");
-  if (p < 1) {
-    return ArgError("p", absl::StrCat("the ", p,
-                                      "-norm is not supported (1, inf and "
-                                      "every p > 1 are)"));
-  }
+  if (p == 0) return CountNonzero(d, x, dim, keepdim);
   int power;
   if (p == 2) {
     AOTCACHE_ASSIGN_OR_RETURN(power, d.EmitOne("aten.mul.Tensor", {x, x}));
@@ -270,15 +232,31 @@ Results PNorm(Decomposer& d, const BoundArg& x, double p, BoundArg dim,
       return d.Emit("aten.sum.dim_IntList",
                     {TensorArg(abs), dim, keepdim, NoneArg()});
     }
-    if (std::isinf(p)) {
+    if (std::isinf(p) && p > 0) {
       return d.Emit("aten.amax.default", {TensorArg(abs), dim, keepdim});
     }
-    AOTCACHE_ASSIGN_OR_RETURN(power, d.EmitOne("aten.pow.Tensor_Scalar",
-                                               {TensorArg(abs), NumberArg(p)}));
+    if (std::isinf(p)) {  // min |x| = -max(-|x|)
+      AOTCACHE_ASSIGN_OR_RETURN(
+          int neg, d.EmitOne("aten.neg.default", {TensorArg(abs)}));
+      AOTCACHE_ASSIGN_OR_RETURN(
+          int max,
+          d.EmitOne("aten.amax.default", {TensorArg(neg), dim, keepdim}));
+      return d.Emit("aten.neg.default", {TensorArg(max)});
+    }
+    if (p < 1) {
+      AOTCACHE_ASSIGN_OR_RETURN(power, PowerBelowOne(d, abs, p));
+    } else {
+      AOTCACHE_ASSIGN_OR_RETURN(
+          power,
+          d.EmitOne("aten.pow.Tensor_Scalar", {TensorArg(abs), NumberArg(p)}));
+    }
   }
   AOTCACHE_ASSIGN_OR_RETURN(
       int sum, d.EmitOne("aten.sum.dim_IntList",
                          {TensorArg(power), dim, keepdim, NoneArg()}));
+  if (p < 0) {  // sum >= 1 term > 0, or inf: no 0 to guard.
+    return d.Emit("aten.pow.Tensor_Scalar", {TensorArg(sum), NumberArg(1 / p)});
+  }
   return ZeroSafeRoot(d, sum, p);
 }
 
@@ -290,6 +268,9 @@ Results CdistForward(Decomposer& d) {
   if (x1.dim() < 2 || x1.dim() != x2.dim() ||
       x1.shape.back() != x2.shape.back()) {
     return ArgError("x2", "must have x1's rank (at least 2) and row size");
+  }
+  if (d.arg(2).AsDouble() < 0) {
+    return ArgError("p", "cdist only supports non-negative p values");
   }
   const int64_t rank = x1.dim();
   AOTCACHE_ASSIGN_OR_RETURN(
@@ -355,10 +336,18 @@ Results Norm(Decomposer& d) {
   return PNorm(d, d.arg(0), d.arg(1).is_none() ? 2 : d.arg(1).AsDouble(),
                d.arg(2), d.arg(3));
 }
-// linalg_vector_norm(x, ord, dim?, keepdim, dtype?): a dtype is refused.
+
+// linalg_vector_norm(x, ord, dim?, keepdim, dtype?): x cast to dtype first.
 Results VectorNorm(Decomposer& d) {
-  if (!d.arg(4).is_none()) return ArgError("dtype", "is not supported");
-  return PNorm(d, d.arg(0), d.arg(1).AsDouble(), d.arg(2), d.arg(3));
+  BoundArg x = d.arg(0);
+  if (!d.arg(4).is_none()) {  // Computed in `dtype`, as torch does.
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int cast, d.EmitOne("aten._to_copy.default",
+                            {x, d.arg(4), NoneArg(), NoneArg(), NoneArg(),
+                             BoolArg(false), NoneArg()}));
+    x = TensorArg(cast);
+  }
+  return PNorm(d, x, d.arg(1).AsDouble(), d.arg(2), d.arg(3));
 }
 
 }  // namespace
@@ -373,9 +362,6 @@ const std::vector<Decomposition>& LossDecompositions() {
       {"huber_loss(Tensor self, Tensor target, int reduction=Mean, float "
        "delta=1.0) -> Tensor",
        Huber},
-      {"binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, "
-       "int reduction=Mean) -> Tensor",
-       BinaryCrossEntropy},
       {"xlogy.Tensor(Tensor self, Tensor other) -> Tensor", Xlogy},
       {"nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int "
        "reduction, SymInt ignore_index) -> (Tensor, Tensor)",

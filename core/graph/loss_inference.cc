@@ -55,6 +55,41 @@ absl::Status CheckNllArguments(const InferContext& ctx, int self) {
   return absl::OkStatus();
 }
 
+// Checks self, target, weight and reduction at positions `self`, self + 1,
+// self + 2 and self + 3, as binary_cross_entropy and its backward order them.
+absl::Status CheckBceArguments(const InferContext& ctx, int self) {
+  const Meta& input = ctx.tensor(self);
+  AOTCACHE_RETURN_IF_ERROR(RequireFloat(ctx, self, input.dtype));
+  AOTCACHE_RETURN_IF_ERROR(RequireSameDType(ctx, self, self + 1));
+  if (ctx.tensor(self + 1).shape != input.shape) {
+    return ArgError(
+        ctx, self + 1,
+        absl::StrCat("shape ", ShapeString(ctx.tensor(self + 1).shape),
+                     " must be the input's, ", ShapeString(input.shape)));
+  }
+  if (!ctx.arg(self + 2).is_none()) {
+    const Meta& weight = ctx.tensor(self + 2);
+    AOTCACHE_RETURN_IF_ERROR(RequireSameDType(ctx, self, self + 2));
+    bool broadcasts = weight.dim() <= input.dim();
+    for (int64_t i = 1; broadcasts && i <= weight.dim(); ++i) {
+      int64_t w = weight.shape[weight.dim() - i];
+      broadcasts = w == 1 || w == input.shape[input.dim() - i];
+    }
+    if (!broadcasts) {
+      return ArgError(ctx, self + 2,
+                      absl::StrCat("shape ", ShapeString(weight.shape),
+                                   " does not broadcast to the input's, ",
+                                   ShapeString(input.shape)));
+    }
+  }
+  int64_t reduction = ctx.arg(self + 3).i;
+  if (reduction < 0 || reduction > 2) {
+    return ArgError(ctx, self + 3,
+                    "reduction must be 0 (none), 1 (mean) or 2 (sum)");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Metas> NllLoss(const InferContext& ctx) {
@@ -79,6 +114,27 @@ absl::StatusOr<Metas> NllLossBackward(const InferContext& ctx) {
   }
   if (ctx.tensor(6).dim() != 0) {
     return ArgError(ctx, 6, "must be a 0-d tensor");
+  }
+  return One(ContiguousLike(input));
+}
+
+absl::StatusOr<Metas> BinaryCrossEntropy(const InferContext& ctx) {
+  AOTCACHE_RETURN_IF_ERROR(CheckBceArguments(ctx, 0));
+  const Meta& input = ctx.tensor(0);
+  if (ctx.arg(3).i != 0) return One(ContiguousMeta({}, input.dtype));
+  return One(ContiguousLike(input));
+}
+
+absl::StatusOr<Metas> BinaryCrossEntropyBackward(const InferContext& ctx) {
+  AOTCACHE_RETURN_IF_ERROR(CheckBceArguments(ctx, 1));
+  const Meta& input = ctx.tensor(1);
+  std::vector<int64_t> grad_shape;
+  if (ctx.arg(4).i == 0) grad_shape = input.shape;
+  if (ctx.tensor(0).shape != grad_shape) {
+    return ArgError(
+        ctx, 0,
+        absl::StrCat("shape ", ShapeString(ctx.tensor(0).shape),
+                     " must be the loss's, ", ShapeString(grad_shape)));
   }
   return One(ContiguousLike(input));
 }

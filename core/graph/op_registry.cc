@@ -231,6 +231,9 @@ const Row kRows[] = {
     {"nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int "
      "reduction, SymInt ignore_index) -> (Tensor, Tensor)",
      infer::NllLoss, kFirstResultOnly, "", "target"},
+    {"binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, "
+     "int reduction=Mean) -> Tensor",
+     infer::BinaryCrossEntropy},
     // Linear algebra.
     {"mm(Tensor self, Tensor mat2) -> Tensor", infer::Mm},
     {"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar "
@@ -368,6 +371,9 @@ const Row kRows[] = {
      "Tensor? weight, int reduction, SymInt ignore_index, Tensor "
      "total_weight) -> Tensor",
      infer::NllLossBackward, kNotDifferentiable},
+    {"binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor "
+     "target, Tensor? weight=None, int reduction=Mean) -> Tensor",
+     infer::BinaryCrossEntropyBackward, kNotDifferentiable},
     {"mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int "
      "reduction) -> Tensor",
      infer::MseLossBackward, kNotDifferentiable},

@@ -1,7 +1,9 @@
-// Kernels of the loss family: nll_loss_forward and nll_loss_backward, as
-// torch's CPU kernels compute them (a class index out of range, other than
-// ignore_index, is an error, never a read past the input). Computed in
+// Kernels of the loss family: nll_loss_forward and nll_loss_backward,
+// binary_cross_entropy and its backward, as torch's CPU kernels compute them
+// (a class index out of range, other than ignore_index, is an error, never a
+// read past the input; so is a probability outside [0, 1]). Computed in
 // float64.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -112,6 +114,90 @@ Results NllLossBackward(const KernelArgs& k) {
   return std::vector<Tensor>{out};
 }
 
+// What binary_cross_entropy and its backward read, element by element in
+// row-major order: input x, target y, weight w and the backward's grad g,
+// each broadcast to x's shape (w and g are 1 when undefined).
+struct BceElements {
+  const Tensor& x;
+  const Tensor& y;
+  const Tensor& w;
+  const Tensor& g;
+
+  // fn(i, x, y, w, g) per element i; an error (as torch's) when x or y is
+  // outside [0, 1] or NaN.
+  template <typename Fn>
+  absl::Status ForEach(Fn fn) const {
+    const std::vector<int64_t>& shape = x.shape();
+    std::vector<std::vector<int64_t>> strides = {
+        ContiguousMeta(shape, x.dtype()).stride, x.meta().stride,
+        y.meta().stride};
+    std::vector<int64_t> offsets = {0, x.meta().offset, y.meta().offset};
+    for (const Tensor* t : {&w, &g}) {
+      strides.push_back(t->defined() ? BroadcastStrides(t->meta(), shape)
+                                     : std::vector<int64_t>(shape.size()));
+      offsets.push_back(t->defined() ? t->meta().offset : 0);
+    }
+    auto load = [](const Tensor& t, int64_t pos) {
+      return t.defined() ? LoadAs<double>(t.storage_data(), t.dtype(), pos)
+                         : 1.0;
+    };
+    absl::Status status;
+    ForEachIndex(shape, strides, offsets, [&](const int64_t* pos) {
+      if (!status.ok()) return;
+      double xv = load(x, pos[1]), yv = load(y, pos[2]);
+      if (!(xv >= 0 && xv <= 1) || !(yv >= 0 && yv <= 1)) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("binary_cross_entropy: all elements of ",
+                         xv >= 0 && xv <= 1 ? "target" : "input",
+                         " should be between 0 and 1"));
+        return;
+      }
+      fn(pos[0], xv, yv, load(w, pos[3]), load(g, pos[4]));
+    });
+    return status;
+  }
+};
+
+// -w (y max(log x, -100) + (1 - y) max(log(1 - x), -100)), then reduced.
+Results BinaryCrossEntropy(const KernelArgs& k) {
+  const Tensor none;
+  BceElements in{k.tensor(0), k.tensor(1), k.tensor(2), none};
+  int64_t reduction = k.arg(3).i;
+  Tensor out = k.NewResult(0);
+  double sum = 0;
+  absl::Status status =
+      in.ForEach([&](int64_t i, double x, double y, double w, double) {
+        double loss = ((y - 1) * std::max(std::log1p(-x), -100.0) -
+                       y * std::max(std::log(x), -100.0)) *
+                      w;
+        sum += loss;
+        if (reduction == 0)
+          StoreFrom<double>(out.storage_data(), out.dtype(), i, loss);
+      });
+  if (!status.ok()) return status;
+  if (reduction != 0) {
+    double n = static_cast<double>(in.x.numel());  // Mean of none: NaN.
+    StoreFrom<double>(out.storage_data(), out.dtype(), 0,
+                      reduction == 1 ? sum / n : sum);
+  }
+  return std::vector<Tensor>{out};
+}
+
+// g (x - y) / max((1 - x) x, 1e-12) w, over the element count for mean.
+Results BinaryCrossEntropyBackward(const KernelArgs& k) {
+  BceElements in{k.tensor(1), k.tensor(2), k.tensor(3), k.tensor(0)};
+  bool mean = k.arg(4).i == 1;
+  double n = static_cast<double>(in.x.numel());
+  Tensor out = k.NewResult(0);
+  absl::Status status =
+      in.ForEach([&](int64_t i, double x, double y, double w, double g) {
+        double v = g * (x - y) / std::max((1 - x) * x, 1e-12) * w;
+        StoreFrom<double>(out.storage_data(), out.dtype(), i, mean ? v / n : v);
+      });
+  if (!status.ok()) return status;
+  return std::vector<Tensor>{out};
+}
+
 }  // namespace
 
 namespace kernels {
@@ -120,6 +206,9 @@ const std::vector<Entry>& LossKernels() {
   static const auto* table = new std::vector<Entry>{
       {"aten.nll_loss_forward.default", NllLossForward},
       {"aten.nll_loss_backward.default", NllLossBackward},
+      {"aten.binary_cross_entropy.default", BinaryCrossEntropy},
+      {"aten.binary_cross_entropy_backward.default",
+       BinaryCrossEntropyBackward},
   };
   return *table;
 }

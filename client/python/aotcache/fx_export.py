@@ -173,6 +173,35 @@ def _argument(a: Any, where: str) -> Dict[str, Any]:
                       "aotcache Argument" % (where, a, type(a).__name__))
 
 
+# The plain overloads of interpolation's .vec forms, which torch 1.13 traces
+# with the scale factors as a float list (torch 2.x traces the plain ones).
+_PLAIN_UPSAMPLE = {
+    "aten.upsample_nearest2d.vec": "aten.upsample_nearest2d.default",
+    "aten.upsample_bilinear2d.vec": "aten.upsample_bilinear2d.default",
+    "aten.upsample_bicubic2d.vec": "aten.upsample_bicubic2d.default",
+}
+
+
+def _without_fractional_scales(op: str, args: Tuple[Any, ...],
+                               n: torch.fx.Node) -> Tuple[str, Tuple[Any, ...]]:
+    """An interpolation by fractional scale factors (F.interpolate with
+    scale_factor=1.5 on torch 1.13: a .vec call with a float list, which
+    aotcache's graphs do not hold) as the plain overload that .vec calls:
+    the output size it computed (the node's result's) and each factor as
+    its dim's scale. Every other call as it is."""
+    plain = _PLAIN_UPSAMPLE.get(op)
+    scales = args[-1] if args else None
+    if plain is None or not isinstance(scales, (list, tuple)) or \
+            not all(isinstance(x, float) for x in scales) or \
+            all(math.isfinite(x) and x == int(x) for x in scales):
+        return op, args
+    layouts = result_layouts(n)
+    if len(layouts) != 1:
+        return op, args
+    size = list(layouts[0][0][2:])  # (shape, stride, offset, dtype, device)
+    return plain, (args[0], size, *args[2:-1], *scales)
+
+
 class Exported:
     """What export_function returns: the graph (the proto3-JSON dict), the
     tensors lifted to inputs after the arguments (every captured tensor the
@@ -385,10 +414,11 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
         where = "node %s (%s)" % (n.name, n.target)
         if GRAD_META_KEY not in n.meta:
             raise ExportError("%s carries no grad mode; was it created outside the tracer?" % where)
+        op, args = _without_fractional_scales(op_name(n.target), n.args, n)
         entry: Dict[str, Any] = {
             "name": n.name,
-            "op": op_name(n.target),
-            "args": [_argument(a, where) for a in n.args],
+            "op": op,
+            "args": [_argument(a, where) for a in args],
             "kwargs": {k: _argument(n.kwargs[k], where) for k in sorted(n.kwargs)},
             "output_meta": [_layout_meta(layout, "result of node %s" % n.name)
                             for layout in result_layouts(n)],
