@@ -143,35 +143,40 @@ Results Std(Decomposer& d) {
   return d.Emit("aten.sqrt.default", {TensorArg(var)});
 }
 
-// sum^(1/p), 0 (with gradient 0, as torch's) where sum is 0.
-Results ZeroSafeRoot(Decomposer& d, int sum, double p) {
+// v^e where v is not 0, and 1^e (finite, with a finite gradient) where it
+// is (sqrt when `square_root`): the callers put their own value at the
+// zeros, whose mask comes along.
+struct OffZero {
+  int zero;
+  int power;
+};
+absl::StatusOr<OffZero> PowerOffZero(Decomposer& d, int v, double e,
+                                     bool square_root = false) {
   AOTCACHE_ASSIGN_OR_RETURN(
-      int zero, d.EmitOne("aten.eq.Scalar", {TensorArg(sum), NumberArg(0)}));
+      int zero, d.EmitOne("aten.eq.Scalar", {TensorArg(v), NumberArg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(
       int safe, d.EmitOne("aten.where.self",
-                          {TensorArg(zero), NumberArg(1), TensorArg(sum)}));
+                          {TensorArg(zero), NumberArg(1), TensorArg(v)}));
   AOTCACHE_ASSIGN_OR_RETURN(
-      int root, p == 2 ? d.EmitOne("aten.sqrt.default", {TensorArg(safe)})
-                       : d.EmitOne("aten.pow.Tensor_Scalar",
-                                   {TensorArg(safe), NumberArg(1 / p)}));
+      int power, square_root ? d.EmitOne("aten.sqrt.default", {TensorArg(safe)})
+                             : d.EmitOne("aten.pow.Tensor_Scalar",
+                                         {TensorArg(safe), NumberArg(e)}));
+  return OffZero{zero, power};
+}
+
+// sum^(1/p), 0 (with gradient 0, as torch's) where sum is 0.
+Results ZeroSafeRoot(Decomposer& d, int sum, double p) {
+  AOTCACHE_ASSIGN_OR_RETURN(OffZero root, PowerOffZero(d, sum, 1 / p, p == 2));
   return d.Emit("aten.where.self",
-                {TensorArg(zero), NumberArg(0), TensorArg(root)});
+                {TensorArg(root.zero), NumberArg(0), TensorArg(root.power)});
 }
 
 // |x|^p for p < 1 where the formula's gradient at x = 0 is not finite:
-// |x| is read as 1 there, and the power is 0 (p > 0) or inf (p < 0), its
-// value, taken as |x| * 0 (+ inf): the gradient there is 0 times the
-// norm's, which is torch's (0, or NaN when the norm's gradient is NaN or
-// infinite).
+// there the power is 0 (p > 0) or inf (p < 0), its value, taken as
+// |x| * 0 (+ inf): the gradient there is 0 times the norm's, which is
+// torch's (0, or NaN when the norm's gradient is NaN or infinite).
 absl::StatusOr<int> PowerBelowOne(Decomposer& d, int abs, double p) {
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int zero, d.EmitOne("aten.eq.Scalar", {TensorArg(abs), NumberArg(0)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int safe, d.EmitOne("aten.where.self",
-                          {TensorArg(zero), NumberArg(1), TensorArg(abs)}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int power,
-      d.EmitOne("aten.pow.Tensor_Scalar", {TensorArg(safe), NumberArg(p)}));
+  AOTCACHE_ASSIGN_OR_RETURN(OffZero power, PowerOffZero(d, abs, p));
   AOTCACHE_ASSIGN_OR_RETURN(
       int at_zero,
       d.EmitOne("aten.mul.Scalar", {TensorArg(abs), NumberArg(0)}));
@@ -182,8 +187,9 @@ absl::StatusOr<int> PowerBelowOne(Decomposer& d, int abs, double p) {
                             NumberArg(std::numeric_limits<double>::infinity()),
                             NumberArg(1)}));
   }
-  return d.EmitOne("aten.where.self",
-                   {TensorArg(zero), TensorArg(at_zero), TensorArg(power)});
+  return d.EmitOne(
+      "aten.where.self",
+      {TensorArg(power.zero), TensorArg(at_zero), TensorArg(power.power)});
 }
 
 // The 0-"norm": how many elements are not 0 (NaN counts), with gradient 0

@@ -10,27 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from aotcache.torch import aot_function
-
-
-@pytest.fixture(autouse=True)
-def _server(daemon):
-    _compare.server = daemon
-
-
-def _compare(fn, *args, rtol=1e-5, atol=1e-6):
-    compiled = aot_function(fn, server=_compare.server)
-    leaves = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
-    twins = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
-    got, want = compiled(*leaves), fn(*twins)
-    torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True)
-    seed = torch.Generator().manual_seed(1)
-    weights = torch.rand(want.shape, generator=seed, dtype=want.dtype)
-    (got * weights).sum().backward()
-    (want * weights).sum().backward()
-    for a, b in zip(leaves, twins):
-        if a.requires_grad:
-            torch.testing.assert_close(a.grad, b.grad, rtol=rtol, atol=atol, equal_nan=True)
-    assert compiled.cache_info()[0]["eager"] == ""
+from eager_compare import compare as _compare, compare_through_the_daemon  # noqa: F401
 
 
 def _points(*special):
@@ -301,28 +281,6 @@ def test_group_norm_and_nearest_interpolation():
     _compare(torch.nn.Upsample(scale_factor=3), x)
 
 
-def test_nearest_interpolation_to_any_size():
-    # Sizes that are no whole multiple, shrinking, and one dim unchanged:
-    # each output reads floor(o * in / out) as torch's nearest_idx.
-    torch.manual_seed(0)
-    x = torch.randn(2, 3, 7, 5, requires_grad=True)
-    for size in ((10, 5), (3, 2), (7, 12), (13, 9), (1, 1)):
-        _compare(lambda x: F.interpolate(x, size=size), x)
-
-
-@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
-def test_fractional_scale_factors(mode):
-    # torch 2.x's trace gives the scale beside the output size, and torch
-    # reads source positions with 1 / scale (not in / out, which differ when
-    # in * scale is not whole). torch 1.13's trace holds the scale factors
-    # themselves, as a float list: exported as the call its .vec makes.
-    torch.manual_seed(0)
-    x = torch.randn(1, 2, 7, 5, requires_grad=True)
-    kw = {} if mode == "nearest" else {"align_corners": False}
-    for s in (1.5, 0.5, (2.3, 0.7)):
-        _compare(lambda x: F.interpolate(x, scale_factor=s, mode=mode, **kw), x)
-
-
 def test_cumsum():
     torch.manual_seed(0)
     x = torch.randn(4, 6, requires_grad=True)
@@ -372,40 +330,6 @@ def test_sort_topk_argsort():
         torch.testing.assert_close(got[0], want[0], equal_nan=True)
 
 
-@pytest.mark.parametrize("align_corners", [False, True])
-def test_bilinear_interpolation(align_corners):
-    torch.manual_seed(0)
-    x = torch.randn(2, 3, 4, 5, requires_grad=True)
-    for kwargs in (dict(scale_factor=2.0), dict(size=(7, 3)), dict(size=(4, 9)),
-                   dict(size=(1, 1))):
-        _compare(lambda x: F.interpolate(x, mode="bilinear", align_corners=align_corners,
-                                         **kwargs), x)
-
-
-@pytest.mark.parametrize("align_corners", [False, True])
-def test_bicubic_interpolation(align_corners):
-    # Taps past the edges clamp to them, negative source positions (shrinking
-    # without align_corners) floor below 0: values and gradients as eager's.
-    torch.manual_seed(0)
-    x = torch.randn(2, 3, 4, 5, requires_grad=True)
-    for kwargs in (dict(scale_factor=2.0), dict(scale_factor=3), dict(size=(7, 3)),
-                   dict(size=(4, 9)), dict(size=(1, 1)), dict(size=(4, 5))):
-        _compare(lambda x: F.interpolate(x, mode="bicubic", align_corners=align_corners,
-                                         **kwargs), x)
-    _compare(lambda x: F.interpolate(x, size=(6, 2), mode="bicubic",
-                                     align_corners=align_corners),
-             torch.randn(1, 2, 3, 4, dtype=torch.float64, requires_grad=True))
-
-
-def test_pixel_shuffle_and_unshuffle():
-    torch.manual_seed(0)
-    x = torch.randn(2, 8, 3, 5, requires_grad=True)
-    _compare(lambda x: F.pixel_shuffle(x, 2), x)
-    _compare(torch.nn.PixelShuffle(2), x[0].detach().requires_grad_())
-    y = torch.randn(2, 3, 4, 6, requires_grad=True)
-    _compare(lambda y: F.pixel_unshuffle(y, 2), y)
-
-
 def test_stable_sort_on_many_ties_equals_eager():
     # Long rows of ties, where torch's unstable sort reorders them: with
     # stable=True (which eager keeps to) the indices are eager's.
@@ -441,36 +365,6 @@ def test_topk_on_ties_picks_eager_indices(dtype):
         weights = torch.randn(3, 10, dtype=dtype)
         _compare(lambda t: torch.topk(t, 10, 1)[0] * weights,
                  rows.nan_to_num(2.0).requires_grad_())
-
-
-UNFOLD = [
-    dict(kernel_size=2),
-    dict(kernel_size=(2, 3), padding=1, stride=(1, 2)),
-    dict(kernel_size=3, dilation=(2, 1), padding=(2, 0), stride=2),
-]
-
-
-@pytest.mark.parametrize("kw", UNFOLD)
-def test_unfold_and_fold(kw):
-    torch.manual_seed(0)
-    x = torch.randn(2, 3, 7, 6, requires_grad=True)
-    _compare(lambda x: F.unfold(x, **kw), x)
-    _compare(lambda x: F.unfold(x[0], **kw) * 3, x)  # Unbatched.
-    blocks = F.unfold(x.detach(), **kw).clone().requires_grad_()
-    _compare(lambda b: F.fold(b, (7, 6), **kw), blocks)
-    _compare(lambda b: F.fold(b[0], (7, 6), **kw), blocks)
-    # Blocks move without arithmetic: inf and NaN stay what they are.
-    odd = x.detach().clone()
-    odd[0, 0, 1, 1], odd[1, 2, 3, 0] = float("inf"), float("nan")
-    got = aot_function(lambda t: F.unfold(t, **kw), server=_compare.server)(odd)
-    assert torch.equal(got.isnan(), F.unfold(odd, **kw).isnan())
-    assert torch.equal(got.nan_to_num(), F.unfold(odd, **kw).nan_to_num())
-
-
-def test_unfold_and_fold_modules_in_float64():
-    x = torch.randn(1, 2, 5, 5, dtype=torch.float64, requires_grad=True)
-    _compare(torch.nn.Unfold(3, padding=1), x)
-    _compare(torch.nn.Sequential(torch.nn.Unfold(2), torch.nn.Fold((5, 5), 2)), x)
 
 
 @pytest.mark.parametrize("mode", ["sum", "mean"])
