@@ -1,12 +1,16 @@
 // The decomposition of _embedding_bag and _embedding_bag_forward_only
-// (nn.EmbeddingBag, F.embedding_bag; decompositions.h) in modes sum and mean:
-// each index's bag from the offsets (a count of the offsets at or before it,
-// torch's offset2bag), the rows gathered (index_select), zeroed at
-// padding_idx, scaled by per_sample_weights, and added into their bags
-// (index_add); mean divides by the bag's count of non-padding rows (an empty
-// bag stays 0). The gradients are those of the ops they become: each row's
-// bag gradient back to its weight row, as torch's dense backward. Mode max,
-// scale_grad_by_freq and sparse gradients are refused by name.
+// (nn.EmbeddingBag, F.embedding_bag; decompositions.h): each index's bag
+// from the offsets (a count of the offsets at or before it, torch's
+// offset2bag) and the rows gathered (index_select). Sum and mean zero the
+// rows at padding_idx, scale them by per_sample_weights and add them into
+// their bags (index_add); mean divides by the bag's count of non-padding rows
+// (an empty bag stays 0). Max takes, per bag and column, the first row
+// holding the bag's largest value (scatter_reduce amax, then amin over the
+// positions that hold it) and gathers it: an empty bag is 0, a NaN wins. The
+// gradients are those of the ops they become: each row's bag gradient back
+// to its weight row, for max only to the row taken, as torch's dense
+// backward. scale_grad_by_freq and sparse gradients are refused by name.
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -20,7 +24,117 @@ namespace {
 using decompositions_internal::ArgError;
 using Results = absl::StatusOr<std::vector<int>>;
 
-constexpr int64_t kSum = 0, kMean = 1;
+constexpr int64_t kSum = 0, kMean = 1, kMax = 2;
+
+absl::StatusOr<int> Full(Decomposer& d, std::vector<int64_t> shape,
+                         BoundArg value, DType dtype) {
+  return d.EmitOne("aten.full.default",
+                   {IntsArg(std::move(shape)), std::move(value),
+                    DTypeArg(dtype), NoneArg(), NoneArg(), NoneArg()});
+}
+
+// Mode max over `rows` ([n, dim], n > 0), index i in bag bag_of[i], kept
+// where `keep` (bool [n], or -1 for every index), as torch's kernel: per bag
+// and column, the first kept row, replaced by each later row greater than
+// the one held. So a NaN first in its bag stays, a NaN after it is passed
+// over, and of equal largest values the first is taken. Here: the first
+// kept position, and the first position of the largest non-NaN value
+// (scatter_reduce amax, then amin over the positions that hold it). Returns
+// the bags' values (0 for an empty bag); per bag and column, the position
+// in indices of the row taken (0 where none) and whether there is none.
+struct MaxBags {
+  int values, positions, empty;
+};
+absl::StatusOr<MaxBags> TakeMaxRows(Decomposer& d, int rows, int bag_of,
+                                    int keep, int64_t bags) {
+  const Meta row_meta = d.meta(rows);
+  const int64_t n = row_meta.shape[0], dim = row_meta.shape[1];
+  auto column = [&](int x) {
+    return d.EmitOne("aten.view.default", {TensorArg(x), IntsArg({n, 1})});
+  };
+  auto where = [&](int cond, BoundArg a, BoundArg b) {
+    return d.EmitOne("aten.where.self", {TensorArg(cond), a, b});
+  };
+  AOTCACHE_ASSIGN_OR_RETURN(int bag_column, column(bag_of));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int bag_index, d.EmitOne("aten.expand.default",
+                               {TensorArg(bag_column), IntsArg({n, dim})}));
+  auto scatter = [&](int self, int src, const char* reduce) {
+    return d.EmitOne("aten.scatter_reduce.two",
+                     {TensorArg(self), IntArg(0), TensorArg(bag_index),
+                      TensorArg(src), StringArg(reduce), BoolArg(true)});
+  };
+  auto gather = [&](int from, int index) {
+    return d.EmitOne("aten.gather.default", {TensorArg(from), IntArg(0),
+                                             TensorArg(index), BoolArg(false)});
+  };
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int position,
+      d.EmitOne("aten.arange.default", {IntArg(n), DTypeArg(v1::DTYPE_INT64),
+                                        NoneArg(), NoneArg(), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(int position_column, column(position));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int positions,
+      d.EmitOne("aten.expand.default",
+                {TensorArg(position_column), IntsArg({n, dim})}));
+  AOTCACHE_ASSIGN_OR_RETURN(int none,
+                            Full(d, {bags, dim}, IntArg(n), v1::DTYPE_INT64));
+  // The first position per bag and column where `mask` holds, n if none.
+  auto first_where = [&](int mask) -> absl::StatusOr<int> {
+    AOTCACHE_ASSIGN_OR_RETURN(int masked,
+                              where(mask, TensorArg(positions), IntArg(n)));
+    return scatter(none, masked, "amin");
+  };
+  // Rows that may win: kept and not NaN; the others are -inf here.
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int valid,
+      d.EmitOne("aten.eq.Tensor", {TensorArg(rows), TensorArg(rows)}));
+  int keep_column = -1;
+  if (keep >= 0) {
+    AOTCACHE_ASSIGN_OR_RETURN(keep_column, column(keep));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        valid, where(keep_column, TensorArg(valid), BoolArg(false)));
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int candidates, where(valid, TensorArg(rows), NumberArg(-INFINITY)));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int lowest, Full(d, {bags, dim}, NumberArg(-INFINITY), row_meta.dtype));
+  AOTCACHE_ASSIGN_OR_RETURN(int largest, scatter(lowest, candidates, "amax"));
+  AOTCACHE_ASSIGN_OR_RETURN(int bag_largest, gather(largest, bag_index));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int equal, d.EmitOne("aten.eq.Tensor",
+                           {TensorArg(candidates), TensorArg(bag_largest)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int holds,
+                            where(valid, TensorArg(equal), BoolArg(false)));
+  AOTCACHE_ASSIGN_OR_RETURN(int first_largest, first_where(holds));
+  // The first kept row, taken where it is NaN; none in an empty bag.
+  int first_kept = -1;
+  if (keep_column >= 0) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int kept, d.EmitOne("aten.expand.default",
+                            {TensorArg(keep_column), IntsArg({n, dim})}));
+    AOTCACHE_ASSIGN_OR_RETURN(first_kept, first_where(kept));
+  } else {
+    AOTCACHE_ASSIGN_OR_RETURN(first_kept, scatter(none, positions, "amin"));
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int empty,
+      d.EmitOne("aten.eq.Scalar", {TensorArg(first_kept), IntArg(n)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int kept_at,
+                            where(empty, IntArg(0), TensorArg(first_kept)));
+  AOTCACHE_ASSIGN_OR_RETURN(int kept_row, gather(rows, kept_at));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int kept_is_nan,
+      d.EmitOne("aten.ne.Tensor", {TensorArg(kept_row), TensorArg(kept_row)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int take_kept, where(empty, BoolArg(true), TensorArg(kept_is_nan)));
+  AOTCACHE_ASSIGN_OR_RETURN(int taken_at, where(take_kept, TensorArg(kept_at),
+                                                TensorArg(first_largest)));
+  AOTCACHE_ASSIGN_OR_RETURN(int taken, gather(rows, taken_at));
+  AOTCACHE_ASSIGN_OR_RETURN(int values,
+                            where(empty, NumberArg(0), TensorArg(taken)));
+  return MaxBags{values, taken_at, empty};
+}
 
 // _embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
 // per_sample_weights?, include_last_offset, padding_idx): output, offset2bag,
@@ -29,8 +143,8 @@ constexpr int64_t kSum = 0, kMean = 1;
 Results EmbeddingBag(Decomposer& d) {
   const Meta weight = d.tensor(0), indices = d.tensor(1), offsets = d.tensor(2);
   const int64_t mode = d.arg(4).i;
-  if (mode != kSum && mode != kMean) {
-    return ArgError("mode", "only sum and mean are supported (max is not)");
+  if (mode != kSum && mode != kMean && mode != kMax) {
+    return ArgError("mode", "must be 0 (sum), 1 (mean) or 2 (max)");
   }
   if (d.arg(3).b) return ArgError("scale_grad_by_freq", "is not supported");
   if (d.arg(5).b)
@@ -53,9 +167,7 @@ Results EmbeddingBag(Decomposer& d) {
   if (bags < 1) return ArgError("offsets", "must give at least one bag");
   const int64_t padding = d.arg(8).i;
   auto full = [&](std::vector<int64_t> shape, int64_t value, DType dtype) {
-    return d.EmitOne("aten.full.default",
-                     {IntsArg(std::move(shape)), IntArg(value), DTypeArg(dtype),
-                      NoneArg(), NoneArg(), NoneArg()});
+    return Full(d, std::move(shape), IntArg(value), dtype);
   };
   // offset2bag: the offsets at or before each index, minus 1. With
   // include_last_offset, indices from the last offset on are in no bag:
@@ -78,15 +190,26 @@ Results EmbeddingBag(Decomposer& d) {
   AOTCACHE_ASSIGN_OR_RETURN(
       int bag_of,
       d.EmitOne("aten.sub.Scalar", {TensorArg(head), IntArg(1), IntArg(1)}));
-  // The rows, zero at padding_idx and past the last offset, scaled by the
-  // per-sample weights.
+  // The rows, zero at padding_idx and past the last offset (for max: not
+  // kept), scaled by the per-sample weights.
   AOTCACHE_ASSIGN_OR_RETURN(
       int rows,
       d.EmitOne("aten.index_select.default", {d.arg(0), IntArg(0), d.arg(1)}));
-  auto zero_rows_unless = [&](int keep) -> absl::Status {
+  int keep = -1;  // For max: bool per index, or -1 for all.
+  auto keep_only = [&](int mask) -> absl::Status {
+    if (mode == kMax) {
+      if (keep < 0) {
+        keep = mask;
+        return absl::OkStatus();
+      }
+      AOTCACHE_ASSIGN_OR_RETURN(
+          keep, d.EmitOne("aten.where.self",
+                          {TensorArg(keep), TensorArg(mask), BoolArg(false)}));
+      return absl::OkStatus();
+    }
     AOTCACHE_ASSIGN_OR_RETURN(
         int column,
-        d.EmitOne("aten.view.default", {TensorArg(keep), IntsArg({n, 1})}));
+        d.EmitOne("aten.view.default", {TensorArg(mask), IntsArg({n, 1})}));
     AOTCACHE_ASSIGN_OR_RETURN(
         rows, d.EmitOne("aten.where.self",
                         {TensorArg(column), TensorArg(rows), NumberArg(0)}));
@@ -96,7 +219,7 @@ Results EmbeddingBag(Decomposer& d) {
     AOTCACHE_ASSIGN_OR_RETURN(
         int inside,
         d.EmitOne("aten.lt.Scalar", {TensorArg(bag_of), IntArg(bags)}));
-    AOTCACHE_RETURN_IF_ERROR(zero_rows_unless(inside));
+    AOTCACHE_RETURN_IF_ERROR(keep_only(inside));
     AOTCACHE_ASSIGN_OR_RETURN(
         bag_of,
         d.EmitOne("aten.where.self",
@@ -106,24 +229,8 @@ Results EmbeddingBag(Decomposer& d) {
   if (padding >= 0) {
     AOTCACHE_ASSIGN_OR_RETURN(
         kept, d.EmitOne("aten.ne.Scalar", {d.arg(1), IntArg(padding)}));
-    AOTCACHE_RETURN_IF_ERROR(zero_rows_unless(kept));
+    AOTCACHE_RETURN_IF_ERROR(keep_only(kept));
   }
-  if (weighted) {
-    AOTCACHE_ASSIGN_OR_RETURN(
-        int column,
-        d.EmitOne("aten.view.default", {d.arg(6), IntsArg({n, 1})}));
-    AOTCACHE_ASSIGN_OR_RETURN(
-        rows,
-        d.EmitOne("aten.mul.Tensor", {TensorArg(rows), TensorArg(column)}));
-  }
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int zeros, d.EmitOne("aten.zeros.default",
-                           {IntsArg({bags, dim}), DTypeArg(weight.dtype),
-                            NoneArg(), NoneArg(), NoneArg()}));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int sums, d.EmitOne("aten.index_add.default",
-                          {TensorArg(zeros), IntArg(0), TensorArg(bag_of),
-                           TensorArg(rows), IntArg(1)}));
   // Results 1 to 3 are torch's bookkeeping for its own backward, whose
   // shapes depend on its kernel's path (an empty offset2bag on its fast
   // path): where the graph declares another shape, zeros of that shape.
@@ -142,6 +249,63 @@ Results EmbeddingBag(Decomposer& d) {
     }
     return results;
   };
+  // The count of kept rows in each bag (torch's bag_size).
+  auto kept_counts = [&]() -> absl::StatusOr<int> {
+    AOTCACHE_ASSIGN_OR_RETURN(int each, full({n}, 1, v1::DTYPE_INT64));
+    if (kept >= 0) {
+      AOTCACHE_ASSIGN_OR_RETURN(
+          each, d.EmitOne("aten.where.self",
+                          {TensorArg(kept), TensorArg(each), IntArg(0)}));
+    }
+    AOTCACHE_ASSIGN_OR_RETURN(int empty, full({bags}, 0, v1::DTYPE_INT64));
+    return d.EmitOne("aten.index_add.default",
+                     {TensorArg(empty), IntArg(0), TensorArg(bag_of),
+                      TensorArg(each), IntArg(1)});
+  };
+  if (mode == kMax) {
+    AOTCACHE_ASSIGN_OR_RETURN(int sizes, kept_counts());
+    if (n == 0) {
+      AOTCACHE_ASSIGN_OR_RETURN(int values, full({bags, dim}, 0, weight.dtype));
+      AOTCACHE_ASSIGN_OR_RETURN(int max_indices,
+                                full({bags, dim}, 0, v1::DTYPE_INT64));
+      return finish(values, bag_of, sizes, max_indices);
+    }
+    AOTCACHE_ASSIGN_OR_RETURN(MaxBags max,
+                              TakeMaxRows(d, rows, bag_of, keep, bags));
+    // max_indices: the index of the row taken, 0 for an empty bag.
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int index_column,
+        d.EmitOne("aten.view.default", {d.arg(1), IntsArg({n, 1})}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int index_rows,
+        d.EmitOne("aten.expand.default",
+                  {TensorArg(index_column), IntsArg({n, dim})}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int taken, d.EmitOne("aten.gather.default",
+                             {TensorArg(index_rows), IntArg(0),
+                              TensorArg(max.positions), BoolArg(false)}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int max_indices,
+        d.EmitOne("aten.where.self",
+                  {TensorArg(max.empty), IntArg(0), TensorArg(taken)}));
+    return finish(max.values, bag_of, sizes, max_indices);
+  }
+  if (weighted) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int column,
+        d.EmitOne("aten.view.default", {d.arg(6), IntsArg({n, 1})}));
+    AOTCACHE_ASSIGN_OR_RETURN(
+        rows,
+        d.EmitOne("aten.mul.Tensor", {TensorArg(rows), TensorArg(column)}));
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int zeros, d.EmitOne("aten.zeros.default",
+                           {IntsArg({bags, dim}), DTypeArg(weight.dtype),
+                            NoneArg(), NoneArg(), NoneArg()}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int sums, d.EmitOne("aten.index_add.default",
+                          {TensorArg(zeros), IntArg(0), TensorArg(bag_of),
+                           TensorArg(rows), IntArg(1)}));
   if (mode == kSum) {
     AOTCACHE_ASSIGN_OR_RETURN(int sizes, full({bags}, 0, v1::DTYPE_INT64));
     AOTCACHE_ASSIGN_OR_RETURN(int max_indices,
@@ -149,17 +313,7 @@ Results EmbeddingBag(Decomposer& d) {
     return finish(sums, bag_of, sizes, max_indices);
   }
   // mean: the bag's count of kept rows, 1 for an empty bag (its sum is 0).
-  AOTCACHE_ASSIGN_OR_RETURN(int each, full({n}, 1, v1::DTYPE_INT64));
-  if (kept >= 0) {
-    AOTCACHE_ASSIGN_OR_RETURN(
-        each, d.EmitOne("aten.where.self",
-                        {TensorArg(kept), TensorArg(each), IntArg(0)}));
-  }
-  AOTCACHE_ASSIGN_OR_RETURN(int empty, full({bags}, 0, v1::DTYPE_INT64));
-  AOTCACHE_ASSIGN_OR_RETURN(
-      int sizes, d.EmitOne("aten.index_add.default",
-                           {TensorArg(empty), IntArg(0), TensorArg(bag_of),
-                            TensorArg(each), IntArg(1)}));
+  AOTCACHE_ASSIGN_OR_RETURN(int sizes, kept_counts());
   AOTCACHE_ASSIGN_OR_RETURN(
       int none, d.EmitOne("aten.eq.Scalar", {TensorArg(sizes), IntArg(0)}));
   AOTCACHE_ASSIGN_OR_RETURN(

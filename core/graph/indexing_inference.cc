@@ -158,6 +158,27 @@ absl::StatusOr<Metas> ScatterAdd(const InferContext& ctx) {
   return One(ContiguousLike(self));
 }
 
+absl::StatusOr<Metas> ScatterReduce(const InferContext& ctx) {
+  const std::string& reduce = ctx.arg(4).s;
+  if (reduce != "sum" && reduce != "prod" && reduce != "mean" &&
+      reduce != "amax" && reduce != "amin") {
+    return ArgError(ctx, 4,
+                    absl::StrCat("must be sum, prod, mean, amax or amin, not '",
+                                 reduce, "'"));
+  }
+  return ScatterAdd(ctx);
+}
+
+absl::StatusOr<Metas> ScatterAddInPlace(const InferContext& ctx) {
+  AOTCACHE_RETURN_IF_ERROR(ScatterAdd(ctx).status());
+  return One(ctx.tensor(0));
+}
+
+absl::StatusOr<Metas> ScatterReduceInPlace(const InferContext& ctx) {
+  AOTCACHE_RETURN_IF_ERROR(ScatterReduce(ctx).status());
+  return One(ctx.tensor(0));
+}
+
 absl::StatusOr<Metas> IndexSelect(const InferContext& ctx) {
   AOTCACHE_ASSIGN_OR_RETURN(int64_t dim, SelfDim(ctx));
   AOTCACHE_RETURN_IF_ERROR(RequireIndexVector(ctx, 2));

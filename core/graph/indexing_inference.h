@@ -1,7 +1,7 @@
 // Shape and dtype inference for the indexing family: embedding and its
-// dense backward, gather and scatter_add, index_select and index_add, and
-// the ops that produce indices (argmax, argmin).
-// Thread-safety: pure functions.
+// dense backward, gather, scatter_add and scatter_reduce, index_select and
+// index_add, and the ops that produce indices (argmax, argmin). Thread-safety:
+// pure functions.
 #ifndef AOTCACHE_CORE_GRAPH_INDEXING_INFERENCE_H_
 #define AOTCACHE_CORE_GRAPH_INDEXING_INFERENCE_H_
 
@@ -26,6 +26,12 @@ absl::StatusOr<std::vector<Meta>> ArgReduce(const InferContext& ctx);
 absl::StatusOr<std::vector<Meta>> Gather(const InferContext& ctx);
 // scatter_add(self, dim, index, src): self's shape and dtype.
 absl::StatusOr<std::vector<Meta>> ScatterAdd(const InferContext& ctx);
+// scatter_reduce(self, dim, index, src, reduce, include_self): as
+// scatter_add, with reduce one of sum, prod, mean, amax, amin.
+absl::StatusOr<std::vector<Meta>> ScatterReduce(const InferContext& ctx);
+// scatter_add_ and scatter_reduce_: checked as above; self's meta.
+absl::StatusOr<std::vector<Meta>> ScatterAddInPlace(const InferContext& ctx);
+absl::StatusOr<std::vector<Meta>> ScatterReduceInPlace(const InferContext& ctx);
 // index_select(self, dim, index): self with dim resized to index's length.
 absl::StatusOr<std::vector<Meta>> IndexSelect(const InferContext& ctx);
 // index_add(self, dim, index, source, alpha): self's shape and dtype.

@@ -218,6 +218,9 @@ const Row kRows[] = {
      infer::Gather, kNone, "", "index"},
     {"scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
      infer::ScatterAdd, kNone, "", "index"},
+    {"scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str "
+     "reduce, *, bool include_self=True) -> Tensor",
+     infer::ScatterReduce, kNone, "", "index"},
     {"index_select(Tensor self, int dim, Tensor index) -> Tensor",
      infer::IndexSelect, kNone, "", "index"},
     {"index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar "
@@ -296,6 +299,12 @@ const Row kRows[] = {
      kNone, "aten.div.Tensor"},
     {"div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", infer::InPlace,
      kNone, "aten.div.Scalar"},
+    {"scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> "
+     "Tensor(a!)",
+     infer::ScatterAddInPlace, kNone, "aten.scatter_add.default", "index"},
+    {"scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, "
+     "str reduce, *, bool include_self=True) -> Tensor(a!)",
+     infer::ScatterReduceInPlace, kNone, "aten.scatter_reduce.two", "index"},
     {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> "
      "Tensor(a!)",
      infer::InPlace, kNone, "aten.copy.default"},

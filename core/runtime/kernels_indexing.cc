@@ -1,5 +1,6 @@
 // Kernels of the indexing family: embedding and embedding_dense_backward,
-// gather and scatter_add, index_select and index_add, argmax and argmin.
+// gather, scatter_add and scatter_reduce, index_select and index_add, argmax
+// and argmin.
 // An index out of range is an error, never a read or write past a tensor.
 #include <algorithm>
 #include <cmath>
@@ -138,22 +139,64 @@ Results Gather(const KernelArgs& k) {
   return Stored(k, out);
 }
 
+// src's row-major position of each element of index (index may be smaller
+// than src).
+std::vector<int64_t> SourcePositions(const Tensor& index, const Tensor& src) {
+  std::vector<int64_t> src_at;
+  ForEachIndex(AtLeast1d(index), {ContiguousStrides(AtLeast1d(src))}, {0},
+               [&](const int64_t* p) { src_at.push_back(p[0]); });
+  return src_at;
+}
+
 // Adds src's elements at index's positions into a copy of self.
 Results ScatterAdd(const KernelArgs& k) {
   const Tensor& self = k.tensor(0);
   std::vector<double> out = self.ToDoubles();
   std::vector<double> src = k.tensor(3).ToDoubles();
-  std::vector<int64_t> src_strides = ContiguousStrides(AtLeast1d(k.tensor(3)));
-  std::vector<int64_t> index_shape = AtLeast1d(k.tensor(2));
-  // index may be smaller than src: src's position of each index element.
-  std::vector<int64_t> src_at;
-  ForEachIndex(index_shape, {src_strides}, {0},
-               [&](const int64_t* p) { src_at.push_back(p[0]); });
+  std::vector<int64_t> src_at = SourcePositions(k.tensor(2), k.tensor(3));
   absl::Status status = ForEachScatterPosition(
       "scatter_add", self, WrapDim(k.arg(1).i, self.shape().size()),
       k.tensor(2),
       [&](int64_t at, int64_t target) { out[target] += src[src_at[at]]; });
   if (!status.ok()) return status;
+  return Stored(k, out);
+}
+
+// scatter_reduce(self, dim, index, src, reduce, include_self): each position
+// index names reduces src's elements with self's (or, without include_self,
+// with the others only) by sum, prod, mean, amax or amin (a NaN wins amax
+// and amin, as torch's kernels); mean divides by the count reduced, rounding
+// down for integers; positions no index names keep self's value.
+Results ScatterReduce(const KernelArgs& k) {
+  const Tensor& self = k.tensor(0);
+  const std::string& reduce = k.arg(4).s;
+  const bool include_self = k.arg(5).b;
+  std::vector<double> out = self.ToDoubles();
+  std::vector<double> src = k.tensor(3).ToDoubles();
+  std::vector<int64_t> src_at = SourcePositions(k.tensor(2), k.tensor(3));
+  std::vector<int64_t> count(out.size(), include_self ? 1 : 0);
+  auto combine = [&reduce](double a, double b) {
+    if (reduce == "sum" || reduce == "mean") return a + b;
+    if (reduce == "prod") return a * b;
+    if (std::isnan(a) || std::isnan(b)) return std::nan("");
+    return reduce == "amax" ? std::max(a, b) : std::min(a, b);
+  };
+  absl::Status status = ForEachScatterPosition(
+      "scatter_reduce", self, WrapDim(k.arg(1).i, self.shape().size()),
+      k.tensor(2), [&](int64_t at, int64_t target) {
+        double v = src[src_at[at]];
+        out[target] = count[target]++ == 0 ? v : combine(out[target], v);
+      });
+  if (!status.ok()) return status;
+  if (reduce == "mean") {
+    const bool integral = !IsFloating(self.dtype());
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (count[i] > 1) {
+        out[i] /= static_cast<double>(count[i]);
+        if (integral) out[i] = std::floor(out[i]);
+      }
+    }
+  }
   return Stored(k, out);
 }
 
@@ -266,6 +309,7 @@ const std::vector<Entry>& IndexingKernels() {
       {"aten.embedding_dense_backward.default", EmbeddingDenseBackward},
       {"aten.gather.default", Gather},
       {"aten.scatter_add.default", ScatterAdd},
+      {"aten.scatter_reduce.two", ScatterReduce},
       {"aten.index_select.default", IndexSelect},
       {"aten.index_add.default", IndexAdd},
       {"aten.argmax.default", ArgMax},

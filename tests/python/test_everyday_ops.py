@@ -367,7 +367,7 @@ def test_topk_on_ties_picks_eager_indices(dtype):
                  rows.nan_to_num(2.0).requires_grad_())
 
 
-@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_embedding_bag(mode):
     torch.manual_seed(0)
     weight = torch.randn(10, 4, requires_grad=True)
@@ -390,9 +390,21 @@ def test_embedding_bag(mode):
                  weight, indices, offsets, scales)
 
 
-def test_embedding_bag_max_is_refused_naming_the_mode():
-    from aotcache.torch import CompileError
-    f = aot_function(lambda w, i, o: F.embedding_bag(i, w, o, mode="max"),
-                     server=_compare.server)
-    with pytest.raises(CompileError, match="mode"):
-        f(torch.randn(5, 3, requires_grad=True), torch.tensor([1, 2, 3]), torch.tensor([0, 2]))
+def test_embedding_bag_max_ties_nan_and_empty_bags():
+    # Rows 1 and 3 tie in every column, row 2 ties them in one: torch's
+    # kernel takes the first row in the bag holding the largest value, and
+    # only that row gets the gradient; an empty bag is 0; index 0 is
+    # repeated within a bag (the same row twice). Row 5's NaN stays when it
+    # comes first in its bag and is passed over after it (torch's `>`); row
+    # 6 is -inf.
+    nan, inf = float("nan"), float("inf")
+    weight = torch.tensor([[0., 0., 0.], [1., 2., 3.], [1., -5., 3.], [1., 2., 3.],
+                           [-1., -1., -1.], [nan, 9., nan], [-inf, -inf, 4.]],
+                          requires_grad=True)
+    for indices, offsets in ((torch.tensor([3, 1, 2, 4, 0, 0, 2]), torch.tensor([0, 3, 3, 5])),
+                             (torch.tensor([2, 1, 3]), torch.tensor([0])),
+                             (torch.tensor([4, 4]), torch.tensor([0, 1, 2, 2])),
+                             (torch.tensor([5, 1, 1, 5, 6, 6, 3, 6]), torch.tensor([0, 2, 4, 6]))):
+        _compare(lambda w, i, o: F.embedding_bag(i, w, o, mode="max"), weight, indices, offsets)
+        _compare(lambda w, i, o: F.embedding_bag(i, w, o, mode="max", padding_idx=3),
+                 weight, indices, offsets)

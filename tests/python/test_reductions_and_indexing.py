@@ -1,8 +1,9 @@
 """Reductions, indexing and elementwise-bound ops through aot_function against
 eager (torch 1.13): argmax/argmin (ties pick the first index, NaN wins),
 max/min with and without dim (values, int64 indices and the tie rules of
-their gradients), gather, scatter_add, index_select and index_add (repeated
-indices, int32 indices), clamp/clamp_min/clamp_max (bounds hit exactly,
+their gradients), gather, scatter_add, scatter_reduce (every reduction,
+with and without self, ties sharing the gradient, NaN, integer means, in
+place), index_select and index_add (repeated indices, int32 indices), clamp/clamp_min/clamp_max (bounds hit exactly,
 min > max, int64 kept), full_like, scalar_tensor (torch.where with a
 number), baddbmm (beta, alpha, beta=0 ignoring a
 NaN self, broadcast self), var_mean and binary_cross_entropy_with_logits
@@ -161,14 +162,65 @@ def test_gather_scatter_add_index_select_index_add(compile_, fn, args):
     _check(compile_, fn, *args)
 
 
+# Ties on purpose: src repeats values, and self holds a bag's max and min.
+TIED_SELF = torch.tensor([[1., 2., 3., 0.], [0., 0., 5., -1.]])
+TIED_SRC = torch.tensor([[3., 3., 0.5, 2., 2.], [5., -1., -1., 4., 0.]])
+TIED_INDEX = _i([[2, 2, 0, 1, 1], [2, 3, 3, 0, 0]])
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+def test_scatter_reduce_values_and_gradients(compile_, reduce, include_self):
+    kw = dict(include_self=include_self)
+    _check(compile_, lambda x, i, s: x.scatter_reduce(1, i, s, reduce, **kw),
+           TIED_SELF, TIED_INDEX, TIED_SRC)
+    _check(compile_, lambda x, i, s: torch.scatter_reduce(x, 0, i, s, reduce, **kw) * 3,
+           X, _i([[0, 3, 3, 1, 1], [3, 3, 0, 1, 2]]), _randn(2, 5))
+    # src larger than index, a constant: only index's part of it is reduced
+    # (eager's gradient of amax and amin fails then: values only).
+    _check(compile_, lambda x, i: x.scatter_reduce(0, i, SRC_3x4, reduce, **kw),
+           X, _i([[0, 3], [3, 3], [0, 0]]),
+           grad=[] if reduce in ("amax", "amin") else None)
+    # In place, on a copy of an input (a NaN wins amax and amin).
+    nan_src = TIED_SRC.clone()
+    nan_src[0, 1] = NAN
+    _check(compile_, lambda x, i, s: x.clone().scatter_reduce_(1, i, s, reduce, **kw),
+           TIED_SELF, TIED_INDEX, nan_src)
+
+
+def test_scatter_reduce_of_integers_prod_and_scatter_add_in_place(compile_):
+    ints = _i([[-4, 7, 0], [3, -3, 9]])
+    src = _i([[-1, -2, -7], [5, 5, 0]])
+    index = _i([[0, 0, 1], [2, 2, 2]])
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            # Integer means round down: (-4 - 1 - 2) / 3 is -3, not -2.
+            _check(compile_, lambda x, i, s: x.scatter_reduce(
+                1, i, s, reduce, include_self=include_self), ints, index, src)
+    _check(compile_, lambda x, i, s: x.scatter_reduce(1, i, s, "prod"),
+           TIED_SELF, TIED_INDEX, TIED_SRC, grad=[])
+    _check(compile_, lambda x, i, s: x.clone().scatter_add_(1, i, s),
+           TIED_SELF, TIED_INDEX, TIED_SRC)
+
+
+def test_scatter_reduce_prod_gradient_is_refused_by_name(compile_):
+    from aotcache.torch import CompileError
+    f = compile_(lambda x, i, s: x.scatter_reduce(1, i, s, "prod"))
+    with pytest.raises(CompileError, match="scatter_reduce with reduce='prod'"):
+        f(TIED_SELF.clone().requires_grad_(), TIED_INDEX, TIED_SRC)
+
+
 @pytest.mark.parametrize("fn,good,bads", [
     (lambda x, i: torch.gather(x, 1, i), _i([[0, 4]]), [_i([[0, 5]]), _i([[-1, 0]])]),
     (lambda x, i: torch.index_select(x, 0, i), _i([0, 3]), [_i([0, 4]), _i([-1, 0])]),
     (lambda x, i: torch.index_select(x, 1, i), _i([4, 0], torch.int32),
      [_i([5, 0], torch.int32), _i([0, -1], torch.int32)]),
     (lambda x, i: x.scatter_add(1, i, torch.ones(1, 2)), _i([[0, 4]]), [_i([[5, 0]])]),
+    (lambda x, i: x.scatter_reduce(1, i, torch.ones(1, 2), "amax"), _i([[0, 4]]),
+     [_i([[5, 0]]), _i([[0, -1]])]),
     (lambda x, i: x.index_add(0, i, torch.ones(2, 5)), _i([0, 3]), [_i([4, 0])]),
-], ids=["gather", "index_select", "index_select_i32", "scatter_add", "index_add"])
+], ids=["gather", "index_select", "index_select_i32", "scatter_add", "scatter_reduce",
+        "index_add"])
 def test_an_index_out_of_range_is_an_error(compile_, fn, good, bads):
     f = compile_(fn)
     assert torch.equal(f(X, good), fn(X, good))  # Compiles with a valid index.
