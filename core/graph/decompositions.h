@@ -109,7 +109,7 @@ const std::vector<Decomposition>& ReshapingDecompositions();
 const std::vector<Decomposition>& UpsampleDecompositions();
 // im2col, col2im (F.unfold, F.fold; fold_decompositions.cc).
 const std::vector<Decomposition>& FoldDecompositions();
-// _embedding_bag, _embedding_bag_forward_only in modes sum and mean
+// _embedding_bag, _embedding_bag_forward_only in modes sum, mean and max
 // (embedding_bag_decompositions.cc).
 const std::vector<Decomposition>& EmbeddingBagDecompositions();
 // _scaled_dot_product_flash_attention_for_cpu (attention_decompositions.cc).

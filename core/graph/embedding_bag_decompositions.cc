@@ -4,9 +4,8 @@
 // offset2bag) and the rows gathered (index_select). Sum and mean zero the
 // rows at padding_idx, scale them by per_sample_weights and add them into
 // their bags (index_add); mean divides by the bag's count of non-padding rows
-// (an empty bag stays 0). Max takes, per bag and column, the first row
-// holding the bag's largest value (scatter_reduce amax, then amin over the
-// positions that hold it) and gathers it: an empty bag is 0, a NaN wins. The
+// (an empty bag stays 0). Max takes, per bag and column, the row torch's
+// kernel takes (TakeMaxRows) and gathers it; an empty bag is 0. The
 // gradients are those of the ops they become: each row's bag gradient back
 // to its weight row, for max only to the row taken, as torch's dense
 // backward. scale_grad_by_freq and sparse gradients are refused by name.
