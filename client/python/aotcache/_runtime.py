@@ -153,6 +153,12 @@ class CompiledEntry:
         # in an input's memory (regenerated as views of the caller's tensor).
         self.function_user = [j for j, o in enumerate(self.outputs)
                               if o["output_type"] not in (IS_INPUT, ALIAS_OF_INPUT)]
+        # Whether some output aliases something (else the node's outputs
+        # are the user's as they are), and the outputs that must not
+        # require grad: what _replay_outputs reads at every call.
+        self.aliased_outputs = any(o["output_type"] != NON_ALIAS for o in self.outputs)
+        self.no_grad_outputs = [j for j, o in enumerate(self.outputs)
+                                if not o["requires_grad"]]
         if self.training:
             self.step = self._training_step(native)
 
@@ -258,6 +264,8 @@ class CompiledEntry:
                     inp.copy_(new)
 
     def _replay_outputs(self, inputs, user, bases, deltas) -> List[torch.Tensor]:
+        if not self.aliased_outputs:
+            return self._detached(list(user))
         outs: List[Optional[torch.Tensor]] = [None] * self.num_user
         # Per output: where the memory the trace saw it in begins in its
         # storage (an input's origin for a view of that input).
@@ -280,10 +288,15 @@ class CompiledEntry:
                                      out_deltas[int(info["base_idx"])])
                 if v is not None:
                     outs[j] = v
-        for j, info in enumerate(self.outputs):
-            if outs[j].requires_grad and not info["requires_grad"]:
+        return self._detached(outs)  # type: ignore[arg-type]
+
+    def _detached(self, outs: List[torch.Tensor]) -> List[torch.Tensor]:
+        """outs, detached where the metadata says an output does not require
+        grad (the node records every output it returns)."""
+        for j in self.no_grad_outputs:
+            if outs[j].requires_grad:
                 outs[j] = outs[j].detach()
-        return outs  # type: ignore[return-value]
+        return outs
 
     def _regenerate(self, j: int, base: torch.Tensor, delta: int = 0) -> Optional[torch.Tensor]:
         """User output j, an alias of `base`, as eager made it: a view made

@@ -25,7 +25,7 @@ _DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64",
 
 def _raw(t: torch.Tensor, origin: int = 0) -> Tuple[Any, ...]:
     """t as _core borrows it (raw_tensors.h's RawTensor)."""
-    if t.device.type != "cpu":
+    if not t.is_cpu:
         raise ValueError("aotcache runs on the CPU; got a %s tensor" % t.device)
     dtype = _DTYPE_NAMES.get(t.dtype)
     if dtype is None:

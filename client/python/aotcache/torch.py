@@ -231,8 +231,11 @@ class AotFunction:
     # -- compiling ---------------------------------------------------------
 
     def _signature(self, leaves: List[Any], spec: Any) -> tuple:
+        # Runs at every call: written for speed (a closure per tensor cost
+        # twice as much).
         parts: List[Any] = [torch.is_grad_enabled(), spec]
         captured = fx_export.captured_tensors(self._fn) if self._watch_captures else []
+        tensors = [a for a in leaves if isinstance(a, torch.Tensor)] + captured
         # Per storage: its number and the first element its tensors reach.
         # Inputs are compiled with offsets counted from there, so where a
         # storage's tensors lie in it is no part of the signature
@@ -240,33 +243,36 @@ class AotFunction:
         # at another offset is the same signature. A storage with a tensor
         # that requires grad is compiled whole: offsets from its start.
         storages: Dict[Any, List[int]] = {}
-        key_of: Dict[int, Any] = {}
-        for t in [a for a in leaves if isinstance(a, torch.Tensor)] + captured:
-            key = key_of[id(t)] = torch_version.storage_key(t)
+        keys = []
+        for t in tensors:
+            key = torch_version.storage_key(t)
             offset = 0 if t.requires_grad else t.storage_offset()
-            if key in storages:
-                storages[key][1] = min(storages[key][1], offset)
-            else:
+            known = storages.get(key)
+            if known is None:
                 storages[key] = [len(storages), offset]
-
-        def tensor(t: torch.Tensor) -> tuple:
-            group, origin = storages[key_of[id(t)]]
-            return (tuple(t.shape), t.stride(), t.storage_offset() - origin, t.dtype,
-                    t.device, t.requires_grad, t.is_leaf, group)
-
+            elif offset < known[1]:
+                known[1] = offset
+            keys.append(key)
         first: Dict[int, int] = {}
+        k = 0
         for a in leaves:
             if isinstance(a, torch.Tensor):
+                group, origin = storages[keys[k]]
+                k += 1
                 # The same tensor passed twice is one input (dupes_of).
-                parts.append(tensor(a) + (first.setdefault(id(a), len(first)),))
+                parts.append((tuple(a.shape), a.stride(), a.storage_offset() - origin, a.dtype,
+                              a.device, a.requires_grad, a.is_leaf, group,
+                              first.setdefault(id(a), len(first))))
             elif a is None or isinstance(a, _SCALARS):
                 parts.append((type(a), a))
             else:
                 raise TypeError("aot_function takes tensors, numbers, strings and "
                                 "(nested) lists, tuples and dicts of them, not %s"
                                 % type(a).__name__)
-        for t in captured:
-            parts.append((id(t),) + tensor(t))
+        for t, key in zip(captured, keys[k:]):
+            group, origin = storages[key]
+            parts.append((id(t), tuple(t.shape), t.stride(), t.storage_offset() - origin,
+                          t.dtype, t.device, t.requires_grad, t.is_leaf, group))
         return tuple(parts)
 
     def _compile(self, args, kwargs, leaves, spec, signature) -> _Compiled:

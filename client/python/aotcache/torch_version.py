@@ -266,11 +266,14 @@ def op_name(target: Any) -> str:
         "OpOverloads and operator.getitem" % (target,))
 
 
-def storage_of(t: torch.Tensor):
-    """t's storage, untyped (data_ptr() and nbytes() are all we use)."""
-    if hasattr(t, "untyped_storage"):  # torch >= 2.0
+if hasattr(torch.Tensor, "untyped_storage"):  # torch >= 2.0
+    def storage_of(t: torch.Tensor):
+        """t's storage, untyped (data_ptr() and nbytes() are all we use)."""
         return t.untyped_storage()
-    return t._storage()  # torch 1.13 (t.storage() wraps it, at 6x the cost)
+else:
+    def storage_of(t: torch.Tensor):
+        """t's storage, untyped (data_ptr() and nbytes() are all we use)."""
+        return t._storage()  # torch 1.13 (t.storage() wraps it, at 6x the cost)
 
 
 def storage_key(t: torch.Tensor) -> Tuple[Any, int]:
