@@ -15,9 +15,11 @@ Per model, each figure measured in a process of its own:
      local artifacts); beside them Dynamo's own cost, the warm first step of
      torch.compile(backend="eager"), and eager's first step;
   3. step: the median step over --steps steps after 5 discarded. Processes
-     take turns, eager, Inductor, aotcache, eager again, for --rounds
-     rounds; each ratio is the median of the rounds' ratios against eager,
-     and eager against its second run is the noise floor.
+     take turns, eager, Dynamo alone (torch.compile(backend="eager"): what
+     any backend's step pays for Dynamo's frames and guards, the floor of
+     both compilers), Inductor, aotcache, eager again, for --rounds rounds;
+     each ratio is the median of the rounds' ratios against eager, and eager
+     against its second run is the noise floor.
 
 The loss is computed outside the compiled model, as users write it. The
 LSTM compiles only with torch._dynamo.config.allow_rnn, set here for
@@ -44,7 +46,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 
-SIDES = ("eager", "inductor", "aotcache")
+SIDES = ("eager", "dynamo", "inductor", "aotcache")
 
 
 def _model(name, backend):
@@ -157,7 +159,7 @@ def main():
             print("\n%-9s %-25s %-42s %s" % (
                 "model", "cold first step s",
                 "warm first step ms",
-                "train step ms: eager (floor), inductor, aotcache"))
+                "train step ms: eager (floor), dynamo, inductor, aotcache"))
             print("%-9s %-25s %-42s" % ("", "inductor aotcache ratio",
                                         "eager dynamo inductor aotcache"))
             for name in args.models.split(","):
@@ -183,10 +185,11 @@ def main():
                         m / e for m, e in zip(times[side], times["eager"]))
 
                 print("%-9s %8.2f %8.2f %6.1fx   %7.0f %6.0f %8.0f %8.0f   "
-                      "%6.2f (%.2fx)  %6.2f %.2fx  %6.2f %.2fx"
+                      "%6.2f (%.2fx)  %6.2f %.2fx  %6.2f %.2fx  %6.2f %.2fx"
                       % (name, cold_ind / 1e3, cold_aot / 1e3, cold_ind / cold_aot,
                          eager_first, warm_dynamo, warm_ind, warm_aot,
                          statistics.median(times["eager"]), ratio("again"),
+                         statistics.median(times["dynamo"]), ratio("dynamo"),
                          statistics.median(times["inductor"]), ratio("inductor"),
                          statistics.median(times["aotcache"]), ratio("aotcache")),
                       flush=True)
