@@ -48,3 +48,18 @@ def test_lstm_values_and_gradients(daemon, kw):
     for (name, p), q in zip(model.named_parameters(), eager.parameters()):
         assert torch.allclose(p.grad, q.grad, atol=1e-5), name
     assert compiled.cache_info()[0]["mode"] == "training"
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(num_layers=2, bidirectional=True)])
+def test_lstm_in_eval_under_no_grad(daemon, kw):
+    # Validation as trainers write it; torch 2.x's mkldnn_rnn_layer returns
+    # no workspace under no_grad (an undefined fourth result).
+    torch.manual_seed(0)
+    eager = Tagger(**kw).eval()
+    compiled = aot_module(copy.deepcopy(eager), server=daemon)
+    layers = kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1)
+    args = [torch.randn(4, 3, 6)] + [torch.randn(layers, 3, 5) for _ in range(2)]
+    with torch.no_grad():
+        got, want = compiled(*args), eager(*args)
+    assert torch.allclose(got, want, atol=1e-5), (got - want).abs().max()
+    assert compiled.cache_info()[0]["mode"] == "inference"

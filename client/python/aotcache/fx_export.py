@@ -300,6 +300,17 @@ def _hidden_writes(gm: torch.fx.GraphModule) -> set:
     return written
 
 
+def _declared_layouts(n: torch.fx.Node) -> List[Layout]:
+    """The layouts node n's output_meta declares: every result's, or none
+    when a result is undefined (torch 2.x's mkldnn_rnn_layer under no_grad
+    returns no workspace), since the metas are matched to results by
+    position. The server infers what is not declared."""
+    result = n.meta.get(RESULT_META_KEY)
+    if isinstance(result, list) and any(r is None for r in result):
+        return []
+    return result_layouts(n)
+
+
 def _is_tensor_result(n: torch.fx.Node) -> bool:
     """Whether the traced graph's node n gives one tensor."""
     if n.op == "placeholder" or n.op == "get_attr":
@@ -421,7 +432,7 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
             "args": [_argument(a, where) for a in args],
             "kwargs": {k: _argument(n.kwargs[k], where) for k in sorted(n.kwargs)},
             "output_meta": [_layout_meta(layout, "result of node %s" % n.name)
-                            for layout in result_layouts(n)],
+                            for layout in _declared_layouts(n)],
             "grad_mode": "GRAD_MODE_ENABLED" if n.meta[GRAD_META_KEY] else "GRAD_MODE_DISABLED",
         }
         nodes.append(entry)
