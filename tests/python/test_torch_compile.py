@@ -102,6 +102,28 @@ def test_eval_under_no_grad_is_inference_mode(daemon):
     assert rows and all(r["mode"] == "inference" for r in rows), rows
 
 
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_transformer_encoder_fast_path_in_eval_under_no_grad(daemon, norm_first, activation):
+    # Eval under no_grad takes nn.TransformerEncoderLayer's fast path:
+    # Dynamo records aten._transformer_encoder_layer_fwd, recorded by
+    # aotcache as the slow path's ops (aotcache/fast_paths.py).
+    torch.manual_seed(0)
+    eager = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(16, 4, 32, dropout=0.1, activation=activation,
+                                   batch_first=True, norm_first=norm_first),
+        num_layers=2, enable_nested_tensor=False).eval()
+    compiled = torch.compile(copy.deepcopy(eager), backend="aotcache",
+                             options={"server": daemon})
+    x = torch.randn(3, 5, 16)
+    before = len(aotcache.dynamo.cache_info())
+    with torch.no_grad():
+        got, want = compiled(x), eager(x)
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    rows = _rows_since(before)
+    assert rows and all(r["mode"] == "inference" and not r["eager"] for r in rows), rows
+
+
 def test_dynamic_shapes_run_eagerly_with_one_warning(daemon, monkeypatch):
     monkeypatch.setattr(aotcache.dynamo, "_warned", set())
     f = torch.compile(lambda x: (x * 2).relu().sum(1), backend="aotcache",

@@ -46,7 +46,7 @@ from torch.fx.experimental import proxy_tensor as _proxy_tensor
 from torch.fx.experimental.proxy_tensor import make_fx as _make_fx
 from torch.overrides import TorchFunctionMode
 
-from . import traceable_ops
+from . import fast_paths, traceable_ops
 from .errors import ExportError
 
 
@@ -183,7 +183,7 @@ def _hardswish_2x(x: torch.Tensor) -> torch.Tensor:
 
 # Ops whose semantics changed between releases, recorded as ops with the
 # running release's semantics (make_fx's decomposition_table).
-_DECOMPOSITIONS: Dict[Any, Callable[..., Any]] = {}
+_DECOMPOSITIONS: Dict[Any, Callable[..., Any]] = fast_paths.decompositions()
 if int(torch.__version__.split(".")[0]) >= 2:
     _DECOMPOSITIONS[torch.ops.aten.hardswish.default] = _hardswish_2x
     _DECOMPOSITIONS[torch.ops.aten.hardswish_.default] = \
