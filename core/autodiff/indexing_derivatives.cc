@@ -116,8 +116,9 @@ void ScatterReduce(C& c) {
         div(grad, scatter_add(AsNumbers(c, self_is_result, self.dtype),
                               AsNumbers(c, src_is_result, self.dtype)));
     grad_self = mul(AsNumbers(c, self_is_result, self.dtype), shared);
-    if (c.needs(3))
+    if (c.needs(3)) {
       grad_src = mul(AsNumbers(c, src_is_result, self.dtype), gather(shared));
+    }
   }
   if (c.needs(0)) {
     if (!include_self) {

@@ -175,11 +175,13 @@ Results ScatterReduce(const KernelArgs& k) {
   std::vector<double> src = k.tensor(3).ToDoubles();
   std::vector<int64_t> src_at = SourcePositions(k.tensor(2), k.tensor(3));
   std::vector<int64_t> count(out.size(), include_self ? 1 : 0);
-  auto combine = [&reduce](double a, double b) {
-    if (reduce == "sum" || reduce == "mean") return a + b;
-    if (reduce == "prod") return a * b;
+  const bool adds = reduce == "sum" || reduce == "mean";
+  const bool multiplies = reduce == "prod", largest = reduce == "amax";
+  auto combine = [&](double a, double b) {
+    if (adds) return a + b;
+    if (multiplies) return a * b;
     if (std::isnan(a) || std::isnan(b)) return std::nan("");
-    return reduce == "amax" ? std::max(a, b) : std::min(a, b);
+    return largest ? std::max(a, b) : std::min(a, b);
   };
   absl::Status status = ForEachScatterPosition(
       "scatter_reduce", self, WrapDim(k.arg(1).i, self.shape().size()),
