@@ -353,6 +353,12 @@ const std::vector<Decomposition>& CoreDecompositions() {
        MaskedFill},
       {"masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
        MaskedFill},
+      {"masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> "
+       "Tensor(a!)",
+       decompositions_internal::InPlaceOf<MaskedFill>},
+      {"masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> "
+       "Tensor(a!)",
+       decompositions_internal::InPlaceOf<MaskedFill>},
       {"tril(Tensor self, int diagonal=0) -> Tensor", Tril},
       {"triu(Tensor self, int diagonal=0) -> Tensor", Triu},
       {"bitwise_not(Tensor self) -> Tensor", BitwiseNot},

@@ -253,7 +253,7 @@ def test_clamp_min_by_a_tensor_keeps_nans_ties_and_gradients():
     _compare(lambda x, m: (x * 1).clamp_min_(m), x, m)
 
 
-def test_in_place_activations_write_their_input_as_eager():
+def test_in_place_activations_and_masked_fill_write_their_input_as_eager():
     torch.manual_seed(0)
     base = torch.randn(3, 5, requires_grad=True)
     for fn in (lambda x: F.leaky_relu_(x * 1, 0.2), lambda x: F.elu_(x * 1),
@@ -261,6 +261,10 @@ def test_in_place_activations_write_their_input_as_eager():
                lambda x: (x * 1).clamp_min_(0.1).sqrt_(),
                lambda x: torch.nn.ReLU6(inplace=True)(x * 1)):
         _compare(fn, base)
+    # masked_fill_ (torch's attention masks are built with it).
+    mask = base.detach() > 0.5
+    _compare(lambda x: (x * 1).masked_fill_(mask, -2.0), base)
+    _compare(lambda x: (x * 1).masked_fill_(mask[0], torch.tensor(3.0)), base)
     # On an input: written in place, as eager writes it.
     got, want = torch.randn(4), torch.randn(4)
     want.copy_(got)

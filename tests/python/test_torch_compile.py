@@ -107,7 +107,7 @@ def test_eval_under_no_grad_is_inference_mode(daemon):
 def test_transformer_encoder_fast_path_in_eval_under_no_grad(daemon, norm_first, activation):
     # Eval under no_grad takes nn.TransformerEncoderLayer's fast path:
     # Dynamo records aten._transformer_encoder_layer_fwd, recorded by
-    # aotcache as the slow path's ops (aotcache/fast_paths.py).
+    # aotcache as the slow path's ops (aotcache/fast_paths.py), masks too.
     torch.manual_seed(0)
     eager = nn.TransformerEncoder(
         nn.TransformerEncoderLayer(16, 4, 32, dropout=0.1, activation=activation,
@@ -116,12 +116,20 @@ def test_transformer_encoder_fast_path_in_eval_under_no_grad(daemon, norm_first,
     compiled = torch.compile(copy.deepcopy(eager), backend="aotcache",
                              options={"server": daemon})
     x = torch.randn(3, 5, 16)
-    before = len(aotcache.dynamo.cache_info())
-    with torch.no_grad():
-        got, want = compiled(x), eager(x)
-    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
-    rows = _rows_since(before)
-    assert rows and all(r["mode"] == "inference" and not r["eager"] for r in rows), rows
+    padding = torch.tensor([[False] * 5, [False] * 3 + [True] * 2, [True] * 5])
+    causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), diagonal=1)
+    # No mask; a key padding mask (the last sample all padding: NaN there,
+    # as eager's); a causal mask with it (Dynamo breaks the graph to test
+    # whether it is causal); a float padding mask; the causal mask alone.
+    for kw in (dict(), dict(src_key_padding_mask=padding),
+               dict(mask=causal, src_key_padding_mask=padding),
+               dict(src_key_padding_mask=padding.float() * -1e9), dict(mask=causal)):
+        before = len(aotcache.dynamo.cache_info())
+        with torch.no_grad():
+            got, want = compiled(x, **kw), eager(x, **kw)
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5, equal_nan=True)
+        rows = _rows_since(before)
+        assert all(r["mode"] == "inference" and not r["eager"] for r in rows), rows
 
 
 def test_dynamic_shapes_run_eagerly_with_one_warning(daemon, monkeypatch):
