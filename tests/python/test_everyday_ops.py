@@ -273,6 +273,16 @@ def test_in_place_activations_and_masked_fill_write_their_input_as_eager():
     assert torch.equal(got, want)
 
 
+def test_multihead_attention_with_a_key_padding_mask():
+    # torch builds the additive mask with masked_fill_, in place.
+    torch.manual_seed(0)
+    attention = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+    padding = torch.zeros(2, 5, dtype=torch.bool)
+    padding[1, 3:] = True
+    _compare(lambda x: attention(x, x, x, key_padding_mask=padding)[0],
+             torch.randn(2, 5, 16, requires_grad=True))
+
+
 def test_group_norm_and_nearest_interpolation():
     torch.manual_seed(0)
     x = torch.randn(2, 6, 5, 4, requires_grad=True)
