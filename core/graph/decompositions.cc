@@ -221,6 +221,25 @@ absl::StatusOr<std::vector<int>> MaskedFill(Decomposer& d) {
   return Contiguous(d, out);
 }
 
+// fill.Tensor(self, value): the 0-d value cast to self's dtype and expanded
+// to self's shape, contiguous (`y[0, 1:] = 2.0` traces to fill_.Tensor); its
+// gradient is the sum of the result's, as torch's.
+absl::StatusOr<std::vector<int>> FillTensor(Decomposer& d) {
+  const Meta self = d.tensor(0);
+  if (d.tensor(1).dim() != 0) return ArgError("value", "must be a 0-d tensor");
+  BoundArg value = d.arg(1);
+  if (d.tensor(1).dtype != self.dtype) {
+    AOTCACHE_ASSIGN_OR_RETURN(
+        int cast, d.EmitOne("aten._to_copy.default",
+                            {value, DTypeArg(self.dtype), NoneArg(), NoneArg(),
+                             NoneArg(), BoolArg(false), NoneArg()}));
+    value = TensorArg(cast);
+  }
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int out, d.EmitOne("aten.expand.default", {value, IntsArg(self.shape)}));
+  return Contiguous(d, out);
+}
+
 // A zero of `dtype` as a where operand that keeps that dtype.
 BoundArg ZeroOf(DType dtype) {
   if (dtype == v1::DTYPE_BOOL) return BoolArg(false);
@@ -353,6 +372,9 @@ const std::vector<Decomposition>& CoreDecompositions() {
        MaskedFill},
       {"masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor",
        MaskedFill},
+      {"fill.Tensor(Tensor self, Tensor value) -> Tensor", FillTensor},
+      {"fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)",
+       decompositions_internal::InPlaceOf<FillTensor>},
       {"masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> "
        "Tensor(a!)",
        decompositions_internal::InPlaceOf<MaskedFill>},

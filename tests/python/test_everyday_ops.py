@@ -265,6 +265,13 @@ def test_in_place_activations_and_masked_fill_write_their_input_as_eager():
     mask = base.detach() > 0.5
     _compare(lambda x: (x * 1).masked_fill_(mask, -2.0), base)
     _compare(lambda x: (x * 1).masked_fill_(mask[0], torch.tensor(3.0)), base)
+
+    def assign_a_number(x):  # fill_ with the number as a 0-d tensor
+        y = x * 1
+        y[0, 1:] = 2.0
+        y[1:, 0] = 7  # an int into float
+        return y
+    _compare(assign_a_number, base)
     # On an input: written in place, as eager writes it.
     got, want = torch.randn(4), torch.randn(4)
     want.copy_(got)
