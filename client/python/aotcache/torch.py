@@ -38,12 +38,12 @@ import sysconfig
 import threading
 import time
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 import torch
 from torch.utils import _pytree as pytree
 
-from . import front_key, fx_export, torch_version
+from . import call_signature, front_key, fx_export, torch_version
 from ._binding import Client
 from ._runtime import CompiledEntry
 from .errors import CompileError, Error
@@ -180,7 +180,7 @@ class AotFunction:
         self._front = front
 
     def __call__(self, *args, **kwargs):
-        leaves, spec = _flatten_arguments(args, kwargs)
+        leaves, spec = call_signature.flatten_arguments(args, kwargs)
         signature = self._signature(leaves, spec)
         compiled = _holding(self._compiled.get(signature))
         if compiled is None:
@@ -231,53 +231,12 @@ class AotFunction:
     # -- compiling ---------------------------------------------------------
 
     def _signature(self, leaves: List[Any], spec: Any) -> tuple:
-        # Runs at every call: written for speed (a closure per tensor cost
-        # twice as much).
-        parts: List[Any] = [torch.is_grad_enabled(), spec]
         captured = fx_export.captured_tensors(self._fn) if self._watch_captures else []
-        tensors = [a for a in leaves if isinstance(a, torch.Tensor)] + captured
-        # Per storage: its number and the first element its tensors reach.
-        # Inputs are compiled with offsets counted from there, so where a
-        # storage's tensors lie in it is no part of the signature
-        # (input_copies.storage_spans): a batch sliced from a dataset tensor
-        # at another offset is the same signature. A storage with a tensor
-        # that requires grad is compiled whole: offsets from its start.
-        storages: Dict[Any, List[int]] = {}
-        keys = []
-        for t in tensors:
-            key = torch_version.storage_key(t)
-            offset = 0 if t.requires_grad else t.storage_offset()
-            known = storages.get(key)
-            if known is None:
-                storages[key] = [len(storages), offset]
-            elif offset < known[1]:
-                known[1] = offset
-            keys.append(key)
-        first: Dict[int, int] = {}
-        k = 0
-        for a in leaves:
-            if isinstance(a, torch.Tensor):
-                group, origin = storages[keys[k]]
-                k += 1
-                # The same tensor passed twice is one input (dupes_of).
-                parts.append((tuple(a.shape), a.stride(), a.storage_offset() - origin, a.dtype,
-                              a.device, a.requires_grad, a.is_leaf, group,
-                              first.setdefault(id(a), len(first))))
-            elif a is None or isinstance(a, _SCALARS):
-                parts.append((type(a), a))
-            else:
-                raise TypeError("aot_function takes tensors, numbers, strings and "
-                                "(nested) lists, tuples and dicts of them, not %s"
-                                % type(a).__name__)
-        for t, key in zip(captured, keys[k:]):
-            group, origin = storages[key]
-            parts.append((id(t), tuple(t.shape), t.stride(), t.storage_offset() - origin,
-                          t.dtype, t.device, t.requires_grad, t.is_leaf, group))
-        return tuple(parts)
+        return call_signature.signature(leaves, spec, captured)
 
     def _compile(self, args, kwargs, leaves, spec, signature) -> _Compiled:
         tensor_at = [i for i, a in enumerate(leaves) if isinstance(a, torch.Tensor)]
-        unique, source = _dupes_of([leaves[i] for i in tensor_at])
+        unique, source = call_signature.dupes_of([leaves[i] for i in tensor_at])
         front = self._front_key(signature)
         compiled = self._from_front(front) if front else None
         if compiled is None:
@@ -328,7 +287,8 @@ class AotFunction:
             call_leaves = list(leaves)
             for i, s in zip(tensor_at, source):
                 call_leaves[i] = tensors[s]
-            call_args, call_kwargs = _unflatten_arguments(call_leaves, spec, args, kwargs)
+            call_args, call_kwargs = call_signature.unflatten_arguments(
+                call_leaves, spec, args, kwargs)
             flat, out = pytree.tree_flatten(self._fn(*call_args, **call_kwargs))
             out_spec.append(out)
             return flat
@@ -379,71 +339,12 @@ class AotFunction:
         return _Compiled(None, None, None, eager_reason=reason)
 
 
-_SCALARS = (bool, int, float, str, torch.dtype, torch.device)
-
-
-def _dupes_of(tensors: List[torch.Tensor]) -> Tuple[List[int], List[int]]:
-    """The positions of the first occurrence of each tensor, and per
-    position the index of its tensor among those: a tensor passed twice is
-    one input of the graph, as AOTAutograd deduplicates arguments (eager's
-    `y.resize_()` resizes `x` too when they are one tensor)."""
-    first: Dict[int, int] = {}
-    unique: List[int] = []
-    source: List[int] = []
-    for n, t in enumerate(tensors):
-        if id(t) not in first:
-            first[id(t)] = len(unique)
-            unique.append(n)
-        source.append(first[id(t)])
-    return unique, source
-
-
 def _holding(candidates: Optional[List[_Compiled]]) -> Optional[_Compiled]:
     """The first of a signature's compiled forms whose guards hold."""
     for c in candidates or ():
         if c.guards.hold():
             return c
     return None
-
-
-def _flatten_arguments(args: tuple, kwargs: Dict[str, Any]) -> Tuple[List[Any], Any]:
-    """The leaves of (args, kwargs) and a hashable form of their structure:
-    None for plain positional leaves (the common call, flattened cheaply)."""
-    if not kwargs and not any(isinstance(a, _CONTAINERS) for a in args):
-        return list(args), None
-    # Keyword arguments by name: their order is no part of the signature.
-    leaves, spec = pytree.tree_flatten((args, dict(sorted(kwargs.items()))))
-    return leaves, _spec_key(spec)
-
-
-_CONTAINERS = (list, tuple, dict)
-
-
-def _unflatten_arguments(leaves: List[Any], spec: Any, args: tuple,
-                         kwargs: Dict[str, Any]) -> Tuple[tuple, Dict[str, Any]]:
-    if spec is None:
-        return tuple(leaves), {}
-    _, tree = pytree.tree_flatten((args, dict(sorted(kwargs.items()))))
-    call_args, call_kwargs = pytree.tree_unflatten(leaves, tree)
-    return tuple(call_args), dict(call_kwargs)
-
-
-def _spec_key(spec) -> Any:
-    """A hashable form of a pytree TreeSpec (which is not hashable)."""
-    # torch 2.x's children() (children_specs is deprecated there), 1.13's
-    # children_specs.
-    children = spec.children() if callable(getattr(spec, "children", None)) \
-        else getattr(spec, "children_specs", None)
-    if children is None or (not children and getattr(spec, "type", None) is None):
-        return "*"
-    context = spec.context
-    if isinstance(context, list):
-        context = tuple(context)
-    try:
-        hash(context)
-    except TypeError:
-        context = repr(context)
-    return (spec.type, context, tuple(_spec_key(c) for c in children))
 
 
 def aot_module(module: torch.nn.Module, **kwargs) -> torch.nn.Module:

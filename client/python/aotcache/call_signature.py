@@ -1,0 +1,123 @@
+"""What a call of a compiled function is keyed by: its arguments flattened
+(pytrees: lists, tuples, dicts, with keyword arguments by name) and its
+signature (torch.py's module docstring says what it holds), and which of
+its tensors are one tensor passed twice.
+
+Thread-safety: pure functions.
+"""
+
+from typing import Any, Dict, List, Tuple
+
+import torch
+from torch.utils import _pytree as pytree
+
+from . import torch_version
+
+SCALARS = (bool, int, float, str, torch.dtype, torch.device)
+
+
+def signature(leaves: List[Any], spec: Any, captured: List[torch.Tensor]) -> tuple:
+    """The call's signature: the grad mode, the arguments' structure
+    (flatten_arguments' spec), per tensor leaf its layout, its storage's
+    number, where it lies from the storage's first element any tensor
+    reaches and which leaf it first is; per other leaf its type and value;
+    and per captured tensor its identity and layout. TypeError for a leaf
+    of another kind."""
+    # Runs at every call: written for speed (a closure per tensor cost
+    # twice as much).
+    parts: List[Any] = [torch.is_grad_enabled(), spec]
+    tensors = [a for a in leaves if isinstance(a, torch.Tensor)] + captured
+    # Per storage: its number and the first element its tensors reach.
+    # Inputs are compiled with offsets counted from there, so where a
+    # storage's tensors lie in it is no part of the signature
+    # (input_copies.storage_spans): a batch sliced from a dataset tensor
+    # at another offset is the same signature. A storage with a tensor
+    # that requires grad is compiled whole: offsets from its start.
+    storages: Dict[Any, List[int]] = {}
+    keys = []
+    for t in tensors:
+        key = torch_version.storage_key(t)
+        offset = 0 if t.requires_grad else t.storage_offset()
+        known = storages.get(key)
+        if known is None:
+            storages[key] = [len(storages), offset]
+        elif offset < known[1]:
+            known[1] = offset
+        keys.append(key)
+    first: Dict[int, int] = {}
+    k = 0
+    for a in leaves:
+        if isinstance(a, torch.Tensor):
+            group, origin = storages[keys[k]]
+            k += 1
+            # The same tensor passed twice is one input (dupes_of).
+            parts.append((tuple(a.shape), a.stride(), a.storage_offset() - origin, a.dtype,
+                          a.device, a.requires_grad, a.is_leaf, group,
+                          first.setdefault(id(a), len(first))))
+        elif a is None or isinstance(a, SCALARS):
+            parts.append((type(a), a))
+        else:
+            raise TypeError("aot_function takes tensors, numbers, strings and "
+                            "(nested) lists, tuples and dicts of them, not %s"
+                            % type(a).__name__)
+    for t, key in zip(captured, keys[k:]):
+        group, origin = storages[key]
+        parts.append((id(t), tuple(t.shape), t.stride(), t.storage_offset() - origin,
+                      t.dtype, t.device, t.requires_grad, t.is_leaf, group))
+    return tuple(parts)
+
+
+def dupes_of(tensors: List[torch.Tensor]) -> Tuple[List[int], List[int]]:
+    """The positions of the first occurrence of each tensor, and per
+    position the index of its tensor among those: a tensor passed twice is
+    one input of the graph, as AOTAutograd deduplicates arguments (eager's
+    `y.resize_()` resizes `x` too when they are one tensor)."""
+    first: Dict[int, int] = {}
+    unique: List[int] = []
+    source: List[int] = []
+    for n, t in enumerate(tensors):
+        if id(t) not in first:
+            first[id(t)] = len(unique)
+            unique.append(n)
+        source.append(first[id(t)])
+    return unique, source
+
+
+def flatten_arguments(args: tuple, kwargs: Dict[str, Any]) -> Tuple[List[Any], Any]:
+    """The leaves of (args, kwargs) and a hashable form of their structure:
+    None for plain positional leaves (the common call, flattened cheaply)."""
+    if not kwargs and not any(isinstance(a, CONTAINERS) for a in args):
+        return list(args), None
+    # Keyword arguments by name: their order is no part of the signature.
+    leaves, spec = pytree.tree_flatten((args, dict(sorted(kwargs.items()))))
+    return leaves, spec_key(spec)
+
+
+CONTAINERS = (list, tuple, dict)
+
+
+def unflatten_arguments(leaves: List[Any], spec: Any, args: tuple,
+                         kwargs: Dict[str, Any]) -> Tuple[tuple, Dict[str, Any]]:
+    if spec is None:
+        return tuple(leaves), {}
+    _, tree = pytree.tree_flatten((args, dict(sorted(kwargs.items()))))
+    call_args, call_kwargs = pytree.tree_unflatten(leaves, tree)
+    return tuple(call_args), dict(call_kwargs)
+
+
+def spec_key(spec) -> Any:
+    """A hashable form of a pytree TreeSpec (which is not hashable)."""
+    # torch 2.x's children() (children_specs is deprecated there), 1.13's
+    # children_specs.
+    children = spec.children() if callable(getattr(spec, "children", None)) \
+        else getattr(spec, "children_specs", None)
+    if children is None or (not children and getattr(spec, "type", None) is None):
+        return "*"
+    context = spec.context
+    if isinstance(context, list):
+        context = tuple(context)
+    try:
+        hash(context)
+    except TypeError:
+        context = repr(context)
+    return (spec.type, context, tuple(spec_key(c) for c in children))
