@@ -159,6 +159,9 @@ class CompiledEntry:
         self.aliased_outputs = any(o["output_type"] != NON_ALIAS for o in self.outputs)
         self.no_grad_outputs = [j for j, o in enumerate(self.outputs)
                                 if not o["requires_grad"]]
+        # Nothing written, nothing aliased: the results are the user's
+        # outputs as they are (the common call, kept short).
+        self.plain = not (self.mutated or self.num_bases or self.aliased_outputs)
         if self.training:
             self.step = self._training_step(native)
 
@@ -214,9 +217,14 @@ class CompiledEntry:
             # carries its gradient to them). Recorded whatever the caller's
             # grad mode (outputs that must not require grad are detached
             # below).
-            differentiable = [inputs[i] for i in self.non_members]
-            bases = [_synthetic_base(inputs, sb, origins) for sb in self.synthetic_bases]
-            outs = self.step.run(inputs, differentiable + bases, seed, origins)
+            if self.synthetic_bases:
+                differentiable = [inputs[i] for i in self.non_members] + [
+                    _synthetic_base(inputs, sb, origins) for sb in self.synthetic_bases]
+            else:
+                differentiable = inputs
+            outs = self.step.run(inputs, differentiable, seed, origins)
+            if self.plain:
+                return self._detached(outs)
             k = len(self.mutated)
             new_values = outs[:k]
             user: List[Any] = [None] * self.num_user
@@ -229,6 +237,8 @@ class CompiledEntry:
                     raw = self.native.run_forward(inputs, seed, origins)
                 else:
                     raw = _torch_node.run_forward(self.native, inputs, seed, origins)
+            if self.plain:
+                return self._detached(raw[:self.num_user])
             k = len(self.mutated)
             new_values = raw[:k]
             user = raw[k:k + self.num_user]

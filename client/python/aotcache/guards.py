@@ -75,14 +75,20 @@ class Guards:
         self._identities = list(identities)
 
     def hold(self) -> bool:
+        # Runs before every compiled call: written for speed.
         for holder, key, seen in self._values:
-            if not _same(_current(holder, key), seen):
+            current = _current(holder, key)
+            if current is not seen and not _same(current, seen):
                 return False
         for holder, key, seen in self._identities:
             if _current(holder, key) is not seen:
                 return False
-        return not any(m._forward_pre_hooks or m._forward_hooks or m._backward_hooks
-                       for m in self._hookless) and not _global_hooks()
+        for m in self._hookless:
+            d = m.__dict__
+            for kind in _MODULE_HOOKS:
+                if d.get(kind):
+                    return False
+        return not _global_hooks()
 
 
 def _current(holder: Any, key: Any) -> Any:
@@ -159,18 +165,27 @@ class ReadRecorder:
         return sub
 
 
+# The hook tables of a module and the global ones, those this torch has
+# (torch 2.x adds backward pre-hooks).
+_MODULE_HOOKS = [kind for kind in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks",
+                                   "_backward_hooks")
+                 if kind in torch.nn.Module().__dict__]
+_GLOBAL_HOOKS = [name for name in ("_global_forward_pre_hooks", "_global_forward_hooks",
+                                   "_global_backward_pre_hooks", "_global_backward_hooks")
+                 if hasattr(torch.nn.modules.module, name)]
+
+
 def _hooks_of(m: torch.nn.Module) -> List[str]:
-    kinds = []
-    for kind in ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks"):
-        if getattr(m, kind, None):
-            kinds.append(kind.strip("_").replace("_", " "))
-    return kinds
+    return [kind.strip("_").replace("_", " ") for kind in _MODULE_HOOKS
+            if m.__dict__.get(kind)]
 
 
 def _global_hooks() -> bool:
     module = torch.nn.modules.module
-    return any(getattr(module, name, None) for name in (
-        "_global_forward_pre_hooks", "_global_forward_hooks", "_global_backward_hooks"))
+    for name in _GLOBAL_HOOKS:
+        if getattr(module, name):
+            return True
+    return False
 
 
 def refuse_hooks(modules: Sequence[Tuple[str, torch.nn.Module]]) -> None:

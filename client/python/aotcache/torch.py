@@ -361,8 +361,8 @@ class _AotModule(torch.nn.Module):
         super().__init__()
         _check_options(backend, fallback, rng)
         self.orig_module = module
-        names = [n for n, _ in module.named_parameters()] + \
-                [n for n, _ in module.named_buffers()]
+        names = tuple([n for n, _ in module.named_parameters()] +
+                      [n for n, _ in module.named_buffers()])
         # Per name, the (module._parameters or _buffers, key) holding it: a
         # walk of the module tree at each call cost more than the call.
         self._places = []

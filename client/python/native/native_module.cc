@@ -19,6 +19,7 @@
 
 #include "aotcache/v1/service.pb.h"
 #include "client/cpp/client.h"
+#include "client/python/native/call_signature.h"
 #include "client/python/native/client_binding.h"
 #include "client/python/native/status_error.h"
 #include "client/python/native/torch_tensors.h"
@@ -94,6 +95,8 @@ PYBIND11_MODULE(_native, m) {
                               py::arg("inputs"), py::arg("seed") = 0,
                               py::arg("origins") = std::vector<int64_t>(),
                               py::call_guard<py::gil_scoped_release>());
+  m.def("signature", &aotcache::CallSignature, py::arg("leaves"),
+        py::arg("spec"), py::arg("captured"));
   py::class_<aotcache::TrainingStep, std::shared_ptr<aotcache::TrainingStep>>(
       m, "TrainingStep")
       .def(py::init(&aotcache::MakeTrainingStep), py::arg("function"),
