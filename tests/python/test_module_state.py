@@ -241,6 +241,24 @@ def test_hooks_on_a_compiled_module_are_refused_naming_the_module(daemon):
         cm(x)
 
 
+def test_backward_hooks_are_refused_as_forward_hooks_are(daemon):
+    """Eager runs them in the backward; the compiled backward would not."""
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    cm = aot_module(m, server=daemon)
+    x = torch.randn(2, 4)
+    cm(x)
+    handle = m[1].register_full_backward_hook(lambda mod, gi, go: None)
+    with pytest.raises(CompileError, match=r"1 \(ReLU\) has backward hooks"):
+        cm(x)
+    handle.remove()
+    cm(x)
+    if hasattr(m[1], "register_full_backward_pre_hook"):  # torch 2.x
+        m[1].register_full_backward_pre_hook(lambda mod, go: None)
+        with pytest.raises(CompileError, match="backward pre hooks"):
+            cm(x)
+
+
 def test_hooks_with_fallback_eager_run_as_in_eager(daemon):
     torch.manual_seed(0)
     m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
