@@ -197,8 +197,10 @@ class CompiledEntry:
     # -- running ---------------------------------------------------------
 
     def _origins(self, inputs: List[torch.Tensor]) -> List[int]:
+        """Per input, where the runtime sees its storage begin; [] for
+        _native when each is at its own offset (it needs no list then)."""
         if not self.shared:
-            return [t.storage_offset() for t in inputs]
+            return [] if USES_NATIVE else _offsets(inputs)
         first: Dict[Optional[int], int] = {None: 0}
         for g, t in zip(self.groups, inputs):
             if g is not None:
@@ -219,9 +221,10 @@ class CompiledEntry:
             # below).
             if self.synthetic_bases:
                 differentiable = [inputs[i] for i in self.non_members] + [
-                    _synthetic_base(inputs, sb, origins) for sb in self.synthetic_bases]
+                    _synthetic_base(inputs, sb, origins or _offsets(inputs))
+                    for sb in self.synthetic_bases]
             else:
-                differentiable = inputs
+                differentiable = None if USES_NATIVE else inputs
             outs = self.step.run(inputs, differentiable, seed, origins)
             if self.plain:
                 return self._detached(outs)
@@ -243,8 +246,9 @@ class CompiledEntry:
             new_values = raw[:k]
             user = raw[k:k + self.num_user]
             bases = raw[k + self.num_user:k + self.num_user + self.num_bases]
-        self._write_back(inputs, new_values, origins)
-        return self._replay_outputs(inputs, user, bases, origins)
+        deltas = origins or _offsets(inputs)
+        self._write_back(inputs, new_values, deltas)
+        return self._replay_outputs(inputs, user, bases, deltas)
 
     def _write_back(self, inputs, new_values, deltas) -> None:
         for i, new in zip(self.mutated, new_values):
@@ -315,6 +319,10 @@ class CompiledEntry:
             with torch.no_grad():
                 return _view(base, self.original_outputs[j], delta)
         return _view(base, self.original_outputs[j], delta)
+
+
+def _offsets(inputs: Sequence[torch.Tensor]) -> List[int]:
+    return [t.storage_offset() for t in inputs]
 
 
 def _synthetic_base(inputs: Sequence[torch.Tensor], sb, origins: Sequence[int]) -> torch.Tensor:

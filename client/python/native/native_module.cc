@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,10 +109,11 @@ PYBIND11_MODULE(_native, m) {
           "run",
           [](const std::shared_ptr<aotcache::TrainingStep>& step,
              const std::vector<at::Tensor>& inputs,
-             const std::vector<at::Tensor>& differentiable, uint64_t seed,
-             const std::vector<int64_t>& origins) {
-            return aotcache::RunTraining(step, inputs, differentiable, seed,
-                                         origins);
+             const std::optional<std::vector<at::Tensor>>& differentiable,
+             uint64_t seed, const std::vector<int64_t>& origins) {
+            // None: the inputs themselves (no synthetic bases).
+            return aotcache::RunTraining(
+                step, inputs, differentiable.value_or(inputs), seed, origins);
           },
           py::arg("inputs"), py::arg("differentiable"), py::arg("seed") = 0,
           py::arg("origins") = std::vector<int64_t>(),

@@ -88,7 +88,8 @@ std::vector<Tensor> Borrow(const std::vector<at::Tensor>& ts,
   std::vector<Tensor> out;
   out.reserve(ts.size());
   for (size_t i = 0; i < ts.size(); ++i) {
-    out.push_back(Borrow(ts[i], origins.empty() ? 0 : origins[i]));
+    out.push_back(
+        Borrow(ts[i], origins.empty() ? ts[i].storage_offset() : origins[i]));
   }
   return out;
 }

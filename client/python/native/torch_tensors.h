@@ -28,7 +28,8 @@ at::ScalarType ScalarTypeOf(DType dtype);
 // std::invalid_argument (a Python ValueError through pybind11) for a tensor
 // that is not on the CPU, or of a dtype aotcache does not support.
 Tensor Borrow(const at::Tensor& t, int64_t origin = 0);
-// ts[i] with origins[i] (every origin 0 when `origins` is empty).
+// ts[i] with origins[i]; with no `origins`, each at its own storage offset
+// (its storage seen from its first element: inputs that share no storage).
 std::vector<Tensor> Borrow(const std::vector<at::Tensor>& ts,
                            const std::vector<int64_t>& origins = {});
 
