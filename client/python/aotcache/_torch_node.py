@@ -13,7 +13,6 @@ Thread-safety: a TrainingPlan may run from several threads at once.
 from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
-import torch.utils.dlpack
 
 from .errors import Internal, Unimplemented
 from .torch_version import storage_of
@@ -32,8 +31,13 @@ def _raw(t: torch.Tensor, origin: int = 0) -> Tuple[Any, ...]:
         raise ValueError("aotcache supports float32, float64, int64, int32, uint8 "
                          "and bool, not %s" % str(t.dtype).replace("torch.", ""))
     storage = storage_of(t)
-    return (storage.data_ptr(), storage.nbytes(), t.storage_offset(), tuple(t.shape),
-            t.stride(), dtype, origin)
+    return (storage.data_ptr(), storage.nbytes(), t.storage_offset(), t.shape, t.stride(),
+            dtype, origin)
+
+
+# What torch.utils.dlpack.from_dlpack calls for a capsule, past its checks
+# for other producers.
+_from_dlpack = torch._C._from_dlpack
 
 
 def _tensor(result: Tuple[Any, ...], args: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -42,7 +46,7 @@ def _tensor(result: Tuple[Any, ...], args: Sequence[torch.Tensor]) -> torch.Tens
         i, shape, stride, offset = result
         return args[i].detach().as_strided(shape, stride, offset)
     capsule, dtype, shape, stride, offset = result
-    t = torch.utils.dlpack.from_dlpack(capsule)
+    t = _from_dlpack(capsule)
     if dtype == "bool":
         t = t.view(torch.bool)
     return t.as_strided(shape, stride, offset) if offset else t
@@ -85,8 +89,20 @@ class TrainingPlan:
             raise ValueError("the training step takes %d inputs, not %d"
                              % (len(self.member), len(inputs)))
         origins = origins or [0] * len(inputs)
+        if torch.is_grad_enabled():
+            return list(_apply(self, (inputs, origins, seed), *differentiable))
         with torch.enable_grad():
-            return list(_CompiledStep.apply(self, (inputs, origins, seed), *differentiable))
+            return list(_apply(self, (inputs, origins, seed), *differentiable))
+
+
+def _apply(*args) -> Tuple[torch.Tensor, ...]:
+    """_CompiledStep.apply(*args). Function.apply's Python layer serves
+    functorch's transforms and setup_context, which this node has no use
+    for, and costs a third of a bare node's apply: it runs only when a
+    transform is active (where it then refuses the node)."""
+    if torch._C._are_functorch_transforms_active():
+        return _CompiledStep.apply(*args)
+    return _BASE_APPLY(*args)
 
 
 def _owned(result: Tuple[Any, ...], args: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -165,3 +181,7 @@ class _CompiledStep(torch.autograd.Function):
                 out.append(None if g is None else _tensor(g, values))
         out += [None if g is None else _tensor(g, values) for g in base_grads]
         return tuple(out)
+
+
+# torch._C._FunctionBase.apply for _CompiledStep, which Function.apply ends in.
+_BASE_APPLY = super(torch.autograd.Function, _CompiledStep).apply

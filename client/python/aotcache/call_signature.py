@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Tuple
 import torch
 from torch.utils import _pytree as pytree
 
-from . import torch_version
+from .torch_version import storage_of
 from ._binding import USES_NATIVE, extension
 
 SCALARS = (bool, int, float, str, torch.dtype, torch.device)
@@ -25,10 +25,9 @@ def signature_in_python(leaves: List[Any], spec: Any,
     reaches and which leaf it first is; per other leaf its type and value;
     and per captured tensor its identity and layout. TypeError for a leaf
     of another kind."""
-    # Runs at every call: written for speed (a closure per tensor cost
-    # twice as much).
+    # Runs at every call (on torch 2.x: 1.13 has it in C++), written for
+    # speed: each tensor's properties read once.
     parts: List[Any] = [torch.is_grad_enabled(), spec]
-    tensors = [a for a in leaves if isinstance(a, torch.Tensor)] + captured
     # Per storage: its number and the first element its tensors reach.
     # Inputs are compiled with offsets counted from there, so where a
     # storage's tensors lie in it is no part of the signature
@@ -36,25 +35,27 @@ def signature_in_python(leaves: List[Any], spec: Any,
     # at another offset is the same signature. A storage with a tensor
     # that requires grad is compiled whole: offsets from its start.
     storages: Dict[Any, List[int]] = {}
-    keys = []
-    for t in tensors:
-        key = torch_version.storage_key(t)
-        offset = 0 if t.requires_grad else t.storage_offset()
-        known = storages.get(key)
-        if known is None:
-            storages[key] = [len(storages), offset]
-        elif offset < known[1]:
-            known[1] = offset
-        keys.append(key)
+    facts = []  # Per tensor: its storage's [number, origin], offset, requires_grad, device.
+    for t in [a for a in leaves if isinstance(a, torch.Tensor)] + captured:
+        device, requires_grad, offset = t.device, t.requires_grad, t.storage_offset()
+        ptr = storage_of(t).data_ptr()
+        key = (device, ptr) if ptr else ("empty", id(t))  # No memory: nothing to alias.
+        reach = 0 if requires_grad else offset
+        group = storages.get(key)
+        if group is None:
+            group = storages[key] = [len(storages), reach]
+        elif reach < group[1]:
+            group[1] = reach
+        facts.append((group, offset, requires_grad, device))
     first: Dict[int, int] = {}
     k = 0
     for a in leaves:
         if isinstance(a, torch.Tensor):
-            group, origin = storages[keys[k]]
+            group, offset, requires_grad, device = facts[k]
             k += 1
             # The same tensor passed twice is one input (dupes_of).
-            parts.append((tuple(a.shape), a.stride(), a.storage_offset() - origin, a.dtype,
-                          a.device, a.requires_grad, a.is_leaf, group,
+            parts.append((tuple(a.shape), a.stride(), offset - group[1], a.dtype, device,
+                          requires_grad, a.is_leaf, group[0],
                           first.setdefault(id(a), len(first))))
         elif a is None or isinstance(a, SCALARS):
             parts.append((type(a), a))
@@ -62,10 +63,9 @@ def signature_in_python(leaves: List[Any], spec: Any,
             raise TypeError("aot_function takes tensors, numbers, strings and "
                             "(nested) lists, tuples and dicts of them, not %s"
                             % type(a).__name__)
-    for t, key in zip(captured, keys[k:]):
-        group, origin = storages[key]
-        parts.append((id(t), tuple(t.shape), t.stride(), t.storage_offset() - origin,
-                      t.dtype, t.device, t.requires_grad, t.is_leaf, group))
+    for t, (group, offset, requires_grad, device) in zip(captured, facts[k:]):
+        parts.append((id(t), tuple(t.shape), t.stride(), offset - group[1], t.dtype, device,
+                      requires_grad, t.is_leaf, group[0]))
     return tuple(parts)
 
 

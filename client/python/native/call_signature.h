@@ -1,6 +1,6 @@
 // The signature of one call of a compiled function, in C++ for _native
-// (aotcache/call_signature.py's `signature` is the Python form, which _core
-// uses and which says what a signature holds): it runs before every
+// (aotcache/call_signature.py's `signature_in_python` is the Python form, which
+// _core uses and which says what a signature holds): it runs before every
 // compiled call, and in Python it cost more than the MLP's compiled forward.
 //
 // Two calls' signatures compare equal exactly when their Python forms do;
