@@ -86,7 +86,8 @@ class Reach:
 
     OBJECT_DEPTH = 3
 
-    def __init__(self, fn: Callable):
+    def __init__(self, fn: Callable, tensors_only: bool = False):
+        self._tensors_only = tensors_only  # Skips values and objects.
         self.tensors: List[Tuple[Any, Any, torch.Tensor, str]] = []
         self.modules: List[Tuple[str, torch.nn.Module]] = []
         self.values: List[Tuple[Any, Any, Any]] = []
@@ -95,7 +96,7 @@ class Reach:
         self._walk(fn)
 
     def _object(self, holder, key, value, depth: int = 1) -> None:
-        if depth > self.OBJECT_DEPTH or id(value) in self._seen or not _plain_object(value):
+        if self._tensors_only or depth > self.OBJECT_DEPTH or id(value) in self._seen or not _plain_object(value):
             return
         self._seen.add(id(value))
         self.objects.append((holder, key, value))
@@ -123,8 +124,9 @@ class Reach:
                         for key, t in list(table.items()):
                             if isinstance(t, torch.Tensor):
                                 self._tensor(table, key, t, "%s.%s" % (qualified, key))
-                    for key, value in list(m.__dict__.items()):
-                        self._object(m.__dict__, key, value)
+                    if not self._tensors_only:
+                        for key, value in list(m.__dict__.items()):
+                            self._object(m.__dict__, key, value)
                 continue
             if not callable(v) or isinstance(v, torch.Tensor):
                 continue
@@ -163,7 +165,7 @@ class Reach:
 
 def captured_tensors(fn: Callable) -> List[torch.Tensor]:
     """The tensors fn can reach (Reach's tensors)."""
-    return [t for _, _, t, _ in Reach(fn).tensors]
+    return [t for _, _, t, _ in Reach(fn, tensors_only=True).tensors]
 
 
 def _plain_object(value: Any) -> bool:
