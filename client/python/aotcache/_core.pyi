@@ -7,6 +7,9 @@ from typing import Any, Dict, List, Optional, Tuple, Union, overload
 # a tensor as _torch_node describes it; origin 0 for a tensor the caller owns.
 RawTensor = Tuple[int, int, int, Tuple[int, ...], Tuple[int, ...], str, int]
 
+class KeptTensor:
+    """A forward's result kept in the runtime's memory for the backward."""
+
 class Graph:
     """A graph parsed once, for callers that compile it again and again."""
 
@@ -32,8 +35,9 @@ class Function:
     def backward(self) -> str: ...  # "ready", "pending" or "none"
     def metadata_json(self) -> str: ...
     def convention_json(self) -> str: ...
-    def run_forward(self, inputs: List[RawTensor], seed: int = 0) -> List[Any]: ...
-    def run_backward(self, saved: List[RawTensor],
+    def run_forward(self, inputs: List[RawTensor], seed: int = 0,
+                    keep_from: int = -1) -> List[Any]: ...
+    def run_backward(self, saved: List[Union[RawTensor, KeptTensor]],
                      tangents: List[RawTensor]) -> Tuple[List[Any], List[Any]]: ...
 
 class Client:

@@ -14,6 +14,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
 
+from ._binding import USES_NATIVE, extension
 from .errors import Internal, Unimplemented
 from .torch_version import storage_of
 
@@ -34,6 +35,10 @@ def _raw(t: torch.Tensor, origin: int = 0) -> Tuple[Any, ...]:
     return (storage.data_ptr(), storage.nbytes(), t.storage_offset(), t.shape, t.stride(),
             dtype, origin)
 
+
+# A saved value _core keeps in the runtime's memory. Under _native (whose
+# node is C++) nothing here runs, and _core is not loaded beside it.
+_KEPT = () if USES_NATIVE else extension.KeptTensor
 
 # What torch.utils.dlpack.from_dlpack calls for a capsule, past its checks
 # for other producers.
@@ -116,19 +121,23 @@ class _CompiledStep(torch.autograd.Function):
     @staticmethod
     def forward(ctx, plan: TrainingPlan, memory, *differentiable):  # type: ignore[override]
         inputs, origins, seed = memory
-        raw = plan.function.run_forward(
-            [_raw(t, o) for t, o in zip(inputs, origins)], seed)
         k = plan.num_mutated
         first_saved = k + plan.num_user + plan.num_bases
+        raw = plan.function.run_forward(
+            [_raw(t, o) for t, o in zip(inputs, origins)], seed, first_saved)
         saved_inputs: List[torch.Tensor] = []
         # Per saved value: (index among the saved inputs, shape, stride,
         # offset, origin) for a view of an input (saved through
         # save_for_backward, so that eager's check against in-place writes
-        # fires), or the tensor itself.
+        # fires); a copy of it, for an input the epilogue writes; else the
+        # runtime's KeptTensor, handed back to the backward as it is.
         values: List[Any] = []
         for r in raw[first_saved:]:
-            arg = r[0] if isinstance(r[0], int) else -1
-            if arg >= 0 and not plan.mutated_data[arg] and not plan.member[arg]:
+            if not isinstance(r, tuple):
+                values.append(r)
+                continue
+            arg = r[0]
+            if not plan.mutated_data[arg] and not plan.member[arg]:
                 values.append((len(saved_inputs), r[1], r[2], r[3], origins[arg]))
                 saved_inputs.append(inputs[arg])
             else:
@@ -153,10 +162,15 @@ class _CompiledStep(torch.autograd.Function):
                 "uncompiled function for that step).")
         plan: TrainingPlan = ctx.plan
         saved_inputs = ctx.saved_tensors
-        saved: List[Tuple[Any, ...]] = []
-        values: List[torch.Tensor] = []
+        saved: List[Any] = []
+        # The torch tensors a gradient may lie in (None for a KeptTensor:
+        # the runtime gives no gradient as a view of one).
+        values: List[Optional[torch.Tensor]] = []
         for v in ctx.values:
-            if isinstance(v, torch.Tensor):
+            if isinstance(v, _KEPT):
+                values.append(None)
+                saved.append(v)
+            elif isinstance(v, torch.Tensor):
                 values.append(v)
                 saved.append(_raw(v))
             else:

@@ -46,17 +46,11 @@ std::vector<RawTensor> ToRaw(const py::list& ts) {
   return out;
 }
 
-py::list ToPython(const std::vector<Tensor>& results,
-                  const std::vector<Tensor>& args,
-                  const std::vector<RawTensor>& raw_args) {
-  py::list out;
-  for (const Tensor& t : results) out.append(ToPython(t, args, raw_args));
-  return out;
-}
-
 // The forward artifact's results for `inputs` (the function's inputs), in
-// ToPython's form.
-py::list RunForward(const Function& f, const py::list& inputs, uint64_t seed) {
+// ToPython's form; from index `keep_from` on (the values saved for the
+// backward), a result that lies in no input as a KeptTensor.
+py::list RunForward(const Function& f, const py::list& inputs, uint64_t seed,
+                    int64_t keep_from) {
   const std::vector<RawTensor> raw = ToRaw(inputs);
   const std::vector<Tensor> args = Borrow(raw);
   absl::StatusOr<std::vector<Tensor>> results;
@@ -70,17 +64,44 @@ py::list RunForward(const Function& f, const py::list& inputs, uint64_t seed) {
                   : artifact_args.status();
   }
   Check(results.status());
-  return ToPython(*results, args, raw);
+  py::list out;
+  for (size_t n = 0; n < results->size(); ++n) {
+    const Tensor& t = (*results)[n];
+    if (keep_from >= 0 && static_cast<int64_t>(n) >= keep_from &&
+        LiesIn(t, args) < 0) {
+      out.append(py::cast(KeptTensor{t}));
+    } else {
+      out.append(ToPython(t, args, raw));
+    }
+  }
+  return out;
 }
 
-// The backward artifact on the saved values and the tangents: per input,
-// then per synthetic base, a gradient in ToPython's form, or None.
+// The backward artifact on the saved values (raw tensors or KeptTensors)
+// and the tangents: per input, then per synthetic base, a gradient in
+// ToPython's form (never a view of a KeptTensor: a capsule), or None.
 py::tuple RunBackward(const Function& f, const py::list& saved,
                       const py::list& tangents) {
-  std::vector<RawTensor> raw = ToRaw(saved);
-  const size_t num_saved = raw.size();
-  for (RawTensor& t : ToRaw(tangents)) raw.push_back(std::move(t));
-  const std::vector<Tensor> args = Borrow(raw);
+  std::vector<RawTensor> raw;  // A default one for a KeptTensor.
+  std::vector<Tensor> args;
+  std::vector<Tensor> borrowed;  // args, but undefined for a KeptTensor.
+  for (const py::handle& h : saved) {
+    if (py::isinstance<KeptTensor>(h)) {
+      raw.emplace_back();
+      args.push_back(h.cast<const KeptTensor&>().tensor);
+      borrowed.emplace_back();
+    } else {
+      raw.push_back(ToRaw(h.cast<py::tuple>()));
+      args.push_back(Borrow(raw.back()));
+      borrowed.push_back(args.back());
+    }
+  }
+  const size_t num_saved = args.size();
+  for (const py::handle& h : tangents) {
+    raw.push_back(ToRaw(h.cast<py::tuple>()));
+    args.push_back(Borrow(raw.back()));
+    borrowed.push_back(args.back());
+  }
   absl::StatusOr<CompiledFunction::Gradients> grads;
   {
     py::gil_scoped_release release;
@@ -92,7 +113,7 @@ py::tuple RunBackward(const Function& f, const py::list& saved,
     py::list out;
     for (const std::optional<Tensor>& g : gs) {
       if (g.has_value()) {
-        out.append(ToPython(*g, args, raw));
+        out.append(ToPython(*g, borrowed, raw));
       } else {
         out.append(py::none());
       }
@@ -109,9 +130,10 @@ py::tuple RunBackward(const Function& f, const py::list& saved,
 PYBIND11_MODULE(_core, m) {
   m.doc() =
       "aotcache's C++ client and runtime, torch-free (see aotcache.torch).";
+  py::class_<aotcache::KeptTensor>(m, "KeptTensor");
   aotcache::BindClient(m)
       .def("run_forward", &aotcache::RunForward, py::arg("inputs"),
-           py::arg("seed") = 0)
+           py::arg("seed") = 0, py::arg("keep_from") = -1)
       .def("run_backward", &aotcache::RunBackward, py::arg("saved"),
            py::arg("tangents"));
 }

@@ -106,14 +106,19 @@ std::vector<Tensor> Borrow(const std::vector<RawTensor>& ts) {
   return out;
 }
 
+int LiesIn(const Tensor& t, const std::vector<Tensor>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (t.SharesStorageWith(args[i])) return static_cast<int>(i);
+  }
+  return -1;
+}
+
 py::tuple ToPython(const Tensor& t, const std::vector<Tensor>& args,
                    const std::vector<RawTensor>& raw_args) {
   const Meta& m = t.meta();
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (t.SharesStorageWith(args[i])) {
-      return py::make_tuple(static_cast<int>(i), m.shape, m.stride,
-                            m.offset + raw_args[i].origin);
-    }
+  const int i = LiesIn(t, args);
+  if (i >= 0) {
+    return py::make_tuple(i, m.shape, m.stride, m.offset + raw_args[i].origin);
   }
   // A view keeps its storage offset: a saved value handed back to the
   // backward must have the layout the backward graph was compiled for.

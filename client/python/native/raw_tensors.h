@@ -36,12 +36,23 @@ Tensor Borrow(const RawTensor& t);
 std::vector<Tensor> Borrow(const std::vector<RawTensor>& ts);
 
 // A runtime result for Python: (i, shape, stride, offset) when it lies in
-// args[i]'s memory (offset in that tensor's storage, as torch counts it);
-// else (capsule, dtype, shape, stride, offset): a DLPack capsule over the
-// runtime's storage, whole (offset != 0) or as the result (offset == 0),
-// bool results carried as uint8.
+// args[i]'s memory (offset in that tensor's storage, as torch counts it;
+// an undefined args[i] is never matched); else (capsule, dtype, shape,
+// stride, offset): a DLPack capsule over the runtime's storage, whole
+// (offset != 0) or as the result (offset == 0), bool results carried as
+// uint8.
 pybind11::tuple ToPython(const Tensor& t, const std::vector<Tensor>& args,
                          const std::vector<RawTensor>& raw_args);
+
+// Which of args `t` lies in; -1 for none.
+int LiesIn(const Tensor& t, const std::vector<Tensor>& args);
+
+// A forward's result kept in the runtime's memory for the backward (a
+// value saved for it that lies in no input): Python holds it as it is and
+// hands it back to the backward, never converting it to a torch tensor.
+struct KeptTensor {
+  Tensor tensor;
+};
 
 }  // namespace aotcache
 
