@@ -5,7 +5,8 @@ argument they lie in or through DLPack over the runtime's memory. Training
 mode's node is a torch.autograd.Function doing what _native's C++ node does
 (client/python/native/training_function.cc): the forward artifact runs as
 one node of torch's autograd graph, whose backward runs the backward
-artifact on the tangents.
+artifact on the tangents. The values the forward saves for the backward
+stay in the runtime's memory (_core.KeptTensor), never torch tensors.
 
 Thread-safety: a TrainingPlan may run from several threads at once.
 """
