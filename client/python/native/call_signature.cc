@@ -20,7 +20,7 @@ namespace {
 // Record kinds in the signature's bytes.
 enum class Kind : int64_t { kTensorLeaf = 1, kOtherLeaf = 2, kCaptured = 3 };
 
-// A storage as call_signature.py's storage_key: its device and data
+// A storage as signature_in_python keys it: its device and data
 // pointer, or, for a storage with no memory, the tensor itself.
 struct StorageKey {
   const void* address;
