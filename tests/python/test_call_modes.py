@@ -1,5 +1,5 @@
 """The caller's modes a compiled call honours as eager does: inference
-mode and torch's thread count (issue 22, item 8b)."""
+mode and torch's thread count (issue 22, item 8b); torch.func transforms refused."""
 
 import os
 import time
@@ -47,3 +47,25 @@ def test_compiled_code_uses_the_threads_torch_may_use(daemon):
     finally:
         torch.set_num_threads(before)
     assert ratio < 1.3, ratio
+
+
+def test_a_torch_func_transform_is_refused_naming_it(daemon):
+    """Under grad or vmap the arguments are functorch's wrappers, whose
+    memory the compiled code cannot read: refused, not an error from deep
+    inside (it was "Cannot access storage of TensorWrapper")."""
+    try:
+        from torch.func import grad, vmap
+    except ImportError:  # torch 1.13
+        from functorch import grad, vmap
+    import aotcache
+
+    def square_sum(x):
+        return (x * x).sum()
+
+    g = aot_function(square_sum, server=daemon)
+    x = torch.randn(3)
+    for transformed in (grad(g), vmap(g)):
+        with pytest.raises(aotcache.Unimplemented, match="square_sum is compiled and cannot "
+                                                         "run under a torch.func transform"):
+            transformed(x)
+    assert torch.allclose(g(x), square_sum(x))  # Outside a transform, as before.

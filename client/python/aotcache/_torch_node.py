@@ -102,12 +102,10 @@ class TrainingPlan:
 
 
 def _apply(*args) -> Tuple[torch.Tensor, ...]:
-    """_CompiledStep.apply(*args). Function.apply's Python layer serves
-    functorch's transforms and setup_context, which this node has no use
-    for, and costs a third of a bare node's apply: it runs only when a
-    transform is active (where it then refuses the node)."""
-    if torch._C._are_functorch_transforms_active():
-        return _CompiledStep.apply(*args)
+    """_CompiledStep.apply(*args), past Function.apply's Python layer, which
+    serves functorch's transforms and setup_context and costs a third of a
+    bare node's apply: a compiled function refuses to run under a transform
+    (AotFunction.__call__) before it gets here."""
     return _BASE_APPLY(*args)
 
 

@@ -46,7 +46,7 @@ from torch.utils import _pytree as pytree
 from . import call_signature, front_key, fx_export, torch_version
 from ._binding import Client
 from ._runtime import CompiledEntry
-from .errors import CompileError, Error
+from .errors import CompileError, Error, Unimplemented
 from .guards import Guards
 
 __all__ = ["CompileError", "aot_function", "aot_module"]
@@ -180,6 +180,11 @@ class AotFunction:
         self._front = front
 
     def __call__(self, *args, **kwargs):
+        if torch._C._are_functorch_transforms_active():
+            raise Unimplemented(
+                "aotcache: %s is compiled and cannot run under a torch.func transform "
+                "(grad, vjp, vmap, ...): call the function itself there"
+                % getattr(self._fn, "__name__", "the function"))
         leaves, spec = call_signature.flatten_arguments(args, kwargs)
         signature = self._signature(leaves, spec)
         compiled = _holding(self._compiled.get(signature))
