@@ -95,18 +95,11 @@ class TrainingPlan:
             raise ValueError("the training step takes %d inputs, not %d"
                              % (len(self.member), len(inputs)))
         origins = origins or [0] * len(inputs)
+        memory = (inputs, origins, seed)
         if torch.is_grad_enabled():
-            return list(_apply(self, (inputs, origins, seed), *differentiable))
+            return list(_BASE_APPLY(self, memory, *differentiable))
         with torch.enable_grad():
-            return list(_apply(self, (inputs, origins, seed), *differentiable))
-
-
-def _apply(*args) -> Tuple[torch.Tensor, ...]:
-    """_CompiledStep.apply(*args), past Function.apply's Python layer, which
-    serves functorch's transforms and setup_context and costs a third of a
-    bare node's apply: a compiled function refuses to run under a transform
-    (AotFunction.__call__) before it gets here."""
-    return _BASE_APPLY(*args)
+            return list(_BASE_APPLY(self, memory, *differentiable))
 
 
 def _owned(result: Tuple[Any, ...], args: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -196,5 +189,9 @@ class _CompiledStep(torch.autograd.Function):
         return tuple(out)
 
 
-# torch._C._FunctionBase.apply for _CompiledStep, which Function.apply ends in.
+# _CompiledStep.apply past Function.apply's Python layer (torch._C's
+# _FunctionBase.apply, which it ends in): that layer serves functorch's
+# transforms and setup_context and costs a third of a bare node's apply; a
+# compiled function refuses to run under a transform (AotFunction.__call__)
+# before it gets here.
 _BASE_APPLY = super(torch.autograd.Function, _CompiledStep).apply

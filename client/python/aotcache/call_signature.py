@@ -39,7 +39,7 @@ def signature_in_python(leaves: List[Any], spec: Any,
     for t in [a for a in leaves if isinstance(a, torch.Tensor)] + captured:
         device, requires_grad, offset = t.device, t.requires_grad, t.storage_offset()
         ptr = storage_of(t).data_ptr()
-        key = (device, ptr) if ptr else ("empty", id(t))  # No memory: nothing to alias.
+        key = (device, ptr) if ptr else ("empty", id(t))  # As torch_version.storage_key.
         reach = 0 if requires_grad else offset
         group = storages.get(key)
         if group is None:
