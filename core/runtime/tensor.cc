@@ -1,22 +1,10 @@
 #include "core/runtime/tensor.h"
 
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "core/runtime/strided.h"
 
 namespace aotcache {
-
-AlignedMemory AllocateAligned(size_t bytes) {
-  constexpr size_t kAlignment = 64;
-  // aligned_alloc wants a multiple of the alignment.
-  bytes =
-      std::max<size_t>((bytes + kAlignment - 1) / kAlignment, 1) * kAlignment;
-  void* memory = std::aligned_alloc(kAlignment, bytes);
-  if (memory == nullptr) throw std::bad_alloc();
-  return AlignedMemory(static_cast<char*>(memory));
-}
 
 Tensor Tensor::Allocate(const Meta& meta, bool zeroed) {
   auto storage = std::make_shared<Storage>();

@@ -7,23 +7,14 @@
 #define AOTCACHE_CORE_RUNTIME_TENSOR_H_
 
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/graph/tensor_meta.h"
+#include "core/runtime/buffer_pool.h"
 
 namespace aotcache {
-
-// Memory for tensor data, aligned to 64 bytes (a cache line and an AVX-512
-// vector) as torch's CPU allocator aligns it: BLAS packs and writes
-// misaligned matrices measurably slower. Throws std::bad_alloc.
-struct FreeMemory {
-  void operator()(char* p) const { std::free(p); }
-};
-using AlignedMemory = std::unique_ptr<char, FreeMemory>;
-AlignedMemory AllocateAligned(size_t bytes);
 
 class Tensor {
  public:
