@@ -150,6 +150,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   d->backend_name_ = std::string(backend->name());
   CacheOptions cache_options;
   cache_options.limits.max_nodes = options.max_graph_nodes;
+  cache_options.on_warning = [](const std::string& message) {
+    LOG(WARNING) << message;
+  };
   d->cache_ = std::make_unique<Cache>(d->store_.get(), backend, cache_options);
   d->workers_ = std::make_unique<WorkerPool>(kMaxCompileThreads);
   d->in_flight_ = std::make_unique<BytesInFlight>(options.max_bytes_in_flight);

@@ -1,5 +1,7 @@
 #include "client/cli/analyze_command.h"
 
+#include <cstdlib>
+#include <memory>
 #include <ostream>
 
 #include "absl/strings/match.h"
@@ -9,6 +11,8 @@
 #include "client/cli/read_graph.h"
 #include "core/analysis/analyze.h"
 #include "core/analysis/mode.h"
+#include "core/backend/native/native_backend.h"
+#include "core/backend/reference_backend.h"
 #include "core/graph/graph_json.h"
 #include "core/key/cache_key.h"
 #include "core/key/target.h"
@@ -18,7 +22,27 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: aotcache analyze [--json] [--keep-input-mutations] "
-    "[--backend=NAME] GRAPH.json\n";
+    "[--backend=auto|native|reference] GRAPH.json\n";
+
+// The backend `name` names, as the daemon chooses it: "auto" is native
+// when this machine's compiler ($AOTCACHE_CXX, else c++) builds a kernel.
+absl::StatusOr<std::unique_ptr<Backend>> BackendNamed(const std::string& name) {
+  if (name == "reference") return std::make_unique<ReferenceBackend>();
+  if (name != "native" && name != "auto") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown backend '", name, "' (available: auto, native, reference)"));
+  }
+  HostCompilerOptions compiler;
+  const char* cxx = std::getenv("AOTCACHE_CXX");
+  if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
+  absl::StatusOr<std::unique_ptr<NativeBackend>> native =
+      NativeBackend::Create(compiler);
+  absl::Status usable = native.status();
+  if (usable.ok()) usable = (*native)->CheckToolchain(HostTarget());
+  if (usable.ok()) return std::unique_ptr<Backend>(*std::move(native));
+  if (name == "native") return usable;
+  return std::make_unique<ReferenceBackend>();
+}
 
 std::string Lower(absl::string_view enum_name, absl::string_view prefix) {
   std::string s(absl::StripPrefix(enum_name, prefix));
@@ -85,7 +109,7 @@ int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
                       std::ostream& err) {
   bool json = false;
   std::string path;
-  std::string backend = "reference";
+  std::string backend_name = "auto";
   v1::CompileOptions options;
   for (const std::string& arg : args) {
     if (arg == "--json") {
@@ -93,7 +117,7 @@ int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
     } else if (arg == "--keep-input-mutations") {
       options.set_keep_input_mutations(true);
     } else if (absl::StartsWith(arg, "--backend=")) {
-      backend = arg.substr(10);
+      backend_name = arg.substr(10);
     } else if (absl::StartsWith(arg, "-") || !path.empty()) {
       err << "aotcache analyze: unexpected argument '" << arg << "'\n"
           << kUsage;
@@ -116,9 +140,18 @@ int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
     err << path << ": " << analysis.status().message() << "\n";
     return 1;
   }
-  KeyContext context{PipelineVersion(), HostTarget(), backend, "1"};
+  // The key the daemon gives the graph: its backend's context for a
+  // client on this machine.
+  absl::StatusOr<std::unique_ptr<Backend>> backend = BackendNamed(backend_name);
+  absl::StatusOr<KeyContext> context =
+      backend.ok() ? KeyContextFor(**backend, HostTarget(), "")
+                   : backend.status();
+  if (!context.ok()) {
+    err << "aotcache analyze: " << context.status().message() << "\n";
+    return 2;
+  }
   CacheKey key = ComputeKey(analysis->graph, analysis->view_and_mutation,
-                            analysis->mode, options, context);
+                            analysis->mode, options, *context);
   if (json) {
     absl::StatusOr<v1::Graph> functional = FunctionalGraph(*analysis);
     if (!functional.ok()) {

@@ -1,7 +1,9 @@
-// `aotcache analyze [--json] [--keep-input-mutations] [--backend=NAME]
-// GRAPH.json`: prints the mode, the ViewAndMutationData and the cache key of
-// a graph, readable or as JSON (an AnalysisReport). A bad graph prints the
-// problem to stderr and returns non-zero.
+// `aotcache analyze [--json] [--keep-input-mutations]
+// [--backend=auto|native|reference] GRAPH.json`: prints the mode, the
+// ViewAndMutationData and the cache key of a graph, readable or as JSON (an
+// AnalysisReport). The key is the one a daemon with that backend (by
+// default as the daemon chooses it) gives the graph from a client on this
+// machine. A bad graph prints the problem to stderr and returns non-zero.
 // Thread-safety: call from one thread.
 #ifndef AOTCACHE_CLIENT_CLI_ANALYZE_COMMAND_H_
 #define AOTCACHE_CLIENT_CLI_ANALYZE_COMMAND_H_

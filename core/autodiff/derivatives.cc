@@ -9,6 +9,7 @@
 #include "core/autodiff/norm_derivatives.h"
 #include "core/autodiff/pointwise_derivatives.h"
 #include "core/autodiff/pooling_derivatives.h"
+#include "core/autodiff/random_derivatives.h"
 #include "core/autodiff/scan_derivatives.h"
 
 namespace aotcache {
@@ -270,19 +271,6 @@ void AsStridedScatter(C& c) {
   }
 }
 
-void Dropout(C& c) {
-  if (!c.grad(0).has_value()) return;
-  double p = c.Number(1);
-  bool train = c.arg(2).is_none() || c.arg(2).b;
-  if (!train) {
-    c.SetGrad(0, *c.grad(0));
-    return;
-  }
-  int kept = c.Op("aten.mul.Tensor", {T(*c.grad(0)), T(c.Result(1))});
-  c.SetGrad(
-      0, c.Op("aten.mul.Tensor", {T(kept), N(p < 1 ? 1.0 / (1.0 - p) : 0.0)}));
-}
-
 const DerivativeRules& Rules() {
   static const DerivativeRules* rules = [] {
     auto* rules = new DerivativeRules{
@@ -313,7 +301,6 @@ const DerivativeRules& Rules() {
         {"aten.select_scatter.default", SelectScatter},
         {"aten.slice_scatter.default", SliceScatter},
         {"aten.as_strided_scatter.default", AsStridedScatter},
-        {"aten.native_dropout.default", Dropout},
     };
     AddPointwiseDerivatives(rules);
     AddLinalgDerivatives(rules);
@@ -323,6 +310,7 @@ const DerivativeRules& Rules() {
     AddNormDerivatives(rules);
     AddScanDerivatives(rules);
     AddPoolingDerivatives(rules);
+    AddRandomDerivatives(rules);
     return rules;
   }();
   return *rules;

@@ -14,6 +14,7 @@
 #include "aotcache/v1/analysis.pb.h"
 #include "aotcache/v1/artifact.pb.h"
 #include "aotcache/v1/graph.pb.h"
+#include "core/key/cache_key.h"
 
 namespace aotcache {
 
@@ -51,6 +52,14 @@ class Backend {
   virtual absl::StatusOr<v1::Artifact> CompileCanonical(
       const v1::Graph& graph, const ArtifactSpec& spec) const = 0;
 };
+
+// What the key holds of `backend` for a request naming `requested`: the
+// pipeline version (`pipeline_version`, else the build's), the target as
+// the backend resolves it (ArtifactTarget's errors), its name and version.
+// The daemon's cache and `aotcache analyze` both key through it.
+absl::StatusOr<KeyContext> KeyContextFor(const Backend& backend,
+                                         const v1::Target& requested,
+                                         const std::string& pipeline_version);
 
 // The lowercase hex SHA-256 of a calling convention's canonical encoding.
 std::string CallingConventionHash(const v1::CallingConvention& convention);

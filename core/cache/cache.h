@@ -6,22 +6,25 @@
 // constants are too large are compiled and not stored (bypass); their
 // artifacts, forward and backward, are kept in memory per key (a bounded
 // memo), so that the next request for the key is answered without
-// compiling again. A failure to store never fails a request: the answer
-// carries the artifact and a counter goes up.
+// compiling again (BypassMemo). A failure to store never fails a request:
+// the answer carries the artifact and a counter goes up. A compile that
+// failed for its graph is remembered a while (FailureMemory), and a request
+// seen before is answered by its bytes' digest (RequestKeyMemo). The cache
+// does not log: what an operator should hear goes to
+// CacheOptions::on_warning.
 // Thread-safety: thread-safe; the store and backend must outlive the cache.
 #ifndef AOTCACHE_CORE_CACHE_CACHE_H_
 #define AOTCACHE_CORE_CACHE_CACHE_H_
 
-#include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -30,6 +33,11 @@
 #include "aotcache/v1/artifact.pb.h"
 #include "aotcache/v1/store.pb.h"
 #include "core/backend/backend.h"
+#include "core/backend/compile_plan.h"
+#include "core/cache/bypass_memo.h"
+#include "core/cache/cache_results.h"
+#include "core/cache/failure_memory.h"
+#include "core/cache/request_key_memo.h"
 #include "core/cache/single_flight.h"
 #include "core/graph/validate.h"
 #include "core/key/cache_key.h"
@@ -49,6 +57,11 @@ struct CacheOptions {
   // A compile that failed for its graph (not for a passing condition) is
   // answered with the same error for this long, without compiling again.
   absl::Duration failure_memory = absl::Minutes(10);
+  // The time (failure memory, compile seconds); tests inject their own.
+  std::function<absl::Time()> clock = absl::Now;
+  // Told what an operator should hear (an entry not saved, a corrupt
+  // artifact dropped); the server logs it. May be empty.
+  std::function<void(const std::string&)> on_warning;
 };
 
 struct CompileRequest {
@@ -59,34 +72,6 @@ struct CompileRequest {
   // Once Compile has keyed it, HitByRequestDigest answers the same bytes
   // without decoding or analyzing them again.
   std::string request_digest;
-};
-
-enum class ForwardStatus { kHit, kMiss, kBypass };
-enum class BackwardState { kNone, kPending, kReady };
-
-struct CompileResult {
-  std::string key;  // The 32-byte key.
-  v1::Mode mode = v1::MODE_UNSPECIFIED;
-  ForwardStatus status = ForwardStatus::kMiss;
-  std::string bypass_reason;
-  BackwardState backward = BackwardState::kNone;
-  std::string metadata_bytes;  // The encoded v1::FunctionMetadata.
-  std::string forward_bytes;   // The encoded forward v1::Artifact.
-  // The stored forward's digest; empty for bypass (nothing is stored).
-  std::string forward_digest;
-  double compile_seconds = 0;     // Of the forward, when compiled or recorded.
-  std::string not_stored_reason;  // A miss the store did not take: why.
-  // A miss this request waited for: an identical concurrent request's
-  // compile, done once for both.
-  bool shared_compile = false;
-};
-
-struct BackwardResult {
-  v1::Artifact artifact;
-  // The artifact's digest when the store holds it (FetchArtifact serves
-  // it); empty when it could not be stored: answer it inline.
-  std::string stored_digest;
-  std::string not_stored_reason;  // Why stored_digest is empty.
 };
 
 struct CacheCounters {
@@ -140,68 +125,56 @@ class Cache {
   struct Analyzed;
   // The result points into `request`, which must outlive it.
   absl::StatusOr<Analyzed> AnalyzeRequest(const CompileRequest& request) const;
+  // Plans an analyzed request's compile and compiles its forward.
+  absl::StatusOr<std::pair<CompilePlan, v1::Artifact>> PlanAndCompileForward(
+      const Analyzed& a) const;
+  // The entry an analyzed request makes with `plan`, without artifacts.
+  v1::CacheEntry EntryOf(const Analyzed& a, const CompilePlan& plan,
+                         const v1::CompileOptions& options) const;
   absl::StatusOr<CompileResult> CompileAndStore(const CompileRequest& request,
-                                                Analyzed& analyzed);
+                                                const Analyzed& analyzed);
+  // Runs `compile` for `key` once among concurrent calls (setting
+  // `*waited` for those that waited), unless it failed recently for its
+  // graph (FailureMemory).
+  absl::StatusOr<CompileResult> CompileOnce(
+      const std::string& key,
+      absl::FunctionRef<absl::StatusOr<CompileResult>()> compile, bool* waited);
+  // The hit for `key` from the store, or nullopt (absent, unreadable or
+  // corrupt: the caller compiles).
+  std::optional<CompileResult> TryHit(const std::string& key);
+
+  // GetBackward's steps, once per key among concurrent calls.
+  struct BackwardEntry;
+  absl::StatusOr<BackwardResult> BuildBackward(const std::string& key,
+                                               const CompileRequest* request);
+  // The entry whose backward is asked for: stored, or rebuilt from the
+  // request (deleted, evicted, or never saved: a bypassed key's never is).
+  absl::StatusOr<BackwardEntry> EntryForBackward(const std::string& key,
+                                                 const CompileRequest* request,
+                                                 const BypassMemo::Entry* memo);
+  // The stored backward of `entry`, if it has one that reads back.
+  std::optional<BackwardResult> StoredBackward(const v1::CacheEntry& entry);
+  // The forward `entry` stores, or nullopt if it is gone or corrupt.
+  std::optional<v1::Artifact> StoredForward(const v1::CacheEntry& entry);
+
   // OK, or why the entry was not stored (the request is answered anyway).
   absl::Status Save(
       const v1::CacheEntry& entry,
       const std::vector<std::pair<std::string, std::string>>& artifacts);
+  void Count(absl::FunctionRef<void(CacheCounters&)> update);
+  void Warn(const std::string& message) const;
+  double SecondsSince(absl::Time start) const;
 
   EntryStore* store_;
   const Backend* backend_;
   const CacheOptions options_;
   SingleFlight<CompileResult> forward_flights_;
   SingleFlight<BackwardResult> backward_flights_;
-
-  // The hit for `key` from the store, or nullopt (absent, unreadable or
-  // corrupt: the caller compiles).
-  std::optional<CompileResult> TryHit(const std::string& key);
-
+  RequestKeyMemo request_keys_;
+  FailureMemory failures_;
+  BypassMemo bypass_memo_;
   mutable absl::Mutex mu_;
   CacheCounters counters_ ABSL_GUARDED_BY(mu_);
-  // request_digest -> key, for cacheable requests that validated. Cleared
-  // when full: it only saves work.
-  static constexpr size_t kMaxMemoizedKeys = 1 << 16;
-  absl::Mutex memo_mu_;
-  absl::flat_hash_map<std::string, std::string> key_memo_
-      ABSL_GUARDED_BY(memo_mu_);
-
-  // Runs `compile` for `key` once among concurrent calls (setting
-  // `*waited` for those that waited), unless it failed within
-  // failure_memory: a failure another try would repeat is remembered (the
-  // key's material decides it).
-  absl::StatusOr<CompileResult> CompileOnce(
-      const std::string& key,
-      absl::FunctionRef<absl::StatusOr<CompileResult>()> compile, bool* waited);
-  struct Failure {
-    absl::Status status;
-    absl::Time when;
-  };
-  static constexpr size_t kMaxRememberedFailures = 1 << 12;
-  absl::Mutex failures_mu_;
-  absl::flat_hash_map<std::string, Failure> failures_
-      ABSL_GUARDED_BY(failures_mu_);
-
-  // The memo of bypassed keys: their forward (and backward, once asked
-  // for), never stored, within max_bypass_memo_bytes.
-  struct Bypassed {
-    CompileResult forward;
-    std::optional<BackwardResult> backward;
-    int64_t bytes = 0;
-  };
-  // Shared and never changed once in the memo: a lookup copies no bytes.
-  std::shared_ptr<const Bypassed> FindBypassed(const std::string& key);
-  void PutBypassed(const std::string& key, Bypassed memo);
-  void RememberBypassed(const CompileResult& forward);
-  void RememberBypassedBackward(const std::string& key,
-                                const BackwardResult& backward);
-  // Drops the oldest keys while over the budget.
-  void TrimBypassed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(bypass_mu_);
-  absl::Mutex bypass_mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const Bypassed>> bypassed_
-      ABSL_GUARDED_BY(bypass_mu_);
-  std::deque<std::string> bypass_order_ ABSL_GUARDED_BY(bypass_mu_);
-  int64_t bypass_bytes_ ABSL_GUARDED_BY(bypass_mu_) = 0;
 };
 
 }  // namespace aotcache

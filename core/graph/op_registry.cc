@@ -397,8 +397,12 @@ const Row kRows[] = {
      "Device? device=None, bool? pin_memory=None, MemoryFormat? "
      "memory_format=None) -> Tensor",
      infer::Like, kUsesRng | kNotDifferentiable},
+    // Differentiable with a zero gradient, as eager records it (its result
+    // requires grad when self does). bernoulli.p is not, as in torch 1.13
+    // (2.x made it differentiable too: there a compiled torch.bernoulli(x,
+    // p) does not require grad where eager's does).
     {"bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
-     infer::Fresh, kUsesRng | kNotDifferentiable},
+     infer::Fresh, kUsesRng},
     {"bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> "
      "Tensor",
      infer::Fresh, kUsesRng | kNotDifferentiable},
