@@ -82,6 +82,29 @@ def test_rand_like_and_randn_like_have_their_moments(compile_):
     assert abs(float(n.std()) - 1) < 0.01
 
 
+def test_bernoulli_keeps_autograd_history_with_a_zero_gradient_as_eager(compile_):
+    # Eager records bernoulli and bernoulli_(p) on a tensor that requires
+    # grad, with a zero gradient (derivatives.yaml: zeros_like(grad)).
+    def f(a, w):
+        x = a * 1
+        x.bernoulli_(0.5)
+        return (x * w).sum(), torch.bernoulli(a)
+
+    def inputs():
+        return (torch.rand(64, requires_grad=True), torch.rand(64, requires_grad=True))
+
+    a, w = inputs()
+    loss, drawn = f(a, w)
+    loss.backward()
+    b, v = inputs()
+    compiled_loss, compiled_drawn = compile_(f)(b, v)
+    assert compiled_drawn.requires_grad == drawn.requires_grad
+    assert set(compiled_drawn.unique().tolist()) <= {0.0, 1.0}
+    compiled_loss.backward()
+    assert torch.equal(b.grad, a.grad) and not b.grad.any()
+    assert v.grad is not None and w.grad is not None
+
+
 def test_a_dropout_model_trains_through_a_hit_in_another_process(daemon):
     script = """
 import sys, torch
