@@ -11,10 +11,12 @@
 #include "google/protobuf/struct.pb.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using google::protobuf::ListValue;
 using google::protobuf::Struct;
 using google::protobuf::Value;
@@ -61,7 +63,7 @@ TEST_P(FixtureAnalysisTest, MatchesExpectation) {
   v1::Graph graph = testing::LoadGraphOrDie(
       absl::StrCat("graphs/", Field(expected, "graph").string_value()));
   absl::StatusOr<Analysis> analysis = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(analysis.ok()) << name << ": " << analysis.status();
+  ASSERT_THAT(analysis, IsOk());
   const v1::ViewAndMutationData& vmd = analysis->view_and_mutation;
 
   EXPECT_EQ(v1::Mode_Name(analysis->mode),

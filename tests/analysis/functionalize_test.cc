@@ -13,9 +13,12 @@
 #include "core/graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 int CountOps(const v1::Graph& g, absl::string_view op) {
   int n = 0;
@@ -29,10 +32,10 @@ TEST(FunctionalizeTest, EveryFixtureBecomesAValidGraphWithoutInPlaceOps) {
   for (const std::string& file : graphs) {
     v1::Graph g = testing::LoadGraphOrDie("graphs/" + file);
     absl::StatusOr<Analysis> a = Analyze(g, v1::CompileOptions());
-    ASSERT_TRUE(a.ok()) << file << ": " << a.status();
+    ASSERT_THAT(a, IsOk());
     const v1::ViewAndMutationData& vmd = a->view_and_mutation;
     absl::StatusOr<v1::Graph> f = FunctionalGraph(*a);
-    ASSERT_TRUE(f.ok()) << file << ": " << f.status();
+    ASSERT_THAT(f, IsOk());
     for (const v1::Node& node : f->nodes()) {
       if (IsGetItem(node.op())) continue;
       const OpInfo* op = OpRegistry::Get().Find(node.op());
@@ -56,10 +59,12 @@ TEST(FunctionalizeTest, IsDeterministic) {
     v1::Graph g = testing::LoadGraphOrDie("graphs/" + file);
     absl::StatusOr<Analysis> a = Analyze(g, v1::CompileOptions());
     absl::StatusOr<Analysis> b = Analyze(g, v1::CompileOptions());
-    ASSERT_TRUE(a.ok() && b.ok()) << file;
+    ASSERT_THAT(a, IsOk());
+    ASSERT_THAT(b, IsOk());
     absl::StatusOr<v1::Graph> fa = FunctionalGraph(*a);
     absl::StatusOr<v1::Graph> fb = FunctionalGraph(*b);
-    ASSERT_TRUE(fa.ok() && fb.ok()) << file;
+    ASSERT_THAT(fa, IsOk());
+    ASSERT_THAT(fb, IsOk());
     EXPECT_TRUE(DeterministicBytes(*fa) == DeterministicBytes(*fb)) << file;
   }
 }
@@ -81,10 +86,10 @@ constexpr char kUnreadInPlace[] = R"json({
 TEST(FunctionalizeTest, InPlaceOpWhoseResultNobodyReadsIsKept) {
   v1::Graph g = testing::GraphFromJson(kUnreadInPlace);
   absl::StatusOr<Analysis> a = Analyze(g, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   EXPECT_TRUE(a->view_and_mutation.inputs(1).mutates_data());
   absl::StatusOr<v1::Graph> functional = FunctionalGraph(*a);
-  ASSERT_TRUE(functional.ok()) << functional.status();
+  ASSERT_THAT(functional, IsOk());
   const v1::Graph& f = *functional;
   ASSERT_EQ(f.outputs_size(), 2);
   EXPECT_EQ(f.outputs(0), "add_");  // b's new value, first.
@@ -96,9 +101,9 @@ TEST(FunctionalizeTest, KeptMutationIsCopiedBackInsteadOfReturned) {
   v1::CompileOptions options;
   options.set_keep_input_mutations(true);
   absl::StatusOr<Analysis> a = Analyze(g, options);
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   absl::StatusOr<v1::Graph> functional = FunctionalGraph(*a);
-  ASSERT_TRUE(functional.ok()) << functional.status();
+  ASSERT_THAT(functional, IsOk());
   const v1::Graph& f = *functional;
   EXPECT_EQ(f.outputs_size(), 1);
   EXPECT_EQ(CountOps(f, "aten.copy_.default"), 1);
@@ -119,9 +124,9 @@ TEST(FunctionalizeTest, WriteThroughSelectBecomesSelectScatter) {
     "outputs": ["out", "row"]
   })json");
   absl::StatusOr<Analysis> a = Analyze(g, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   absl::StatusOr<v1::Graph> functional = FunctionalGraph(*a);
-  ASSERT_TRUE(functional.ok()) << functional.status();
+  ASSERT_THAT(functional, IsOk());
   const v1::Graph& f = *functional;
   EXPECT_EQ(CountOps(f, "aten.select_scatter.default"), 1);
   // `out` reads the scattered value, not the clone from before the write.
@@ -136,10 +141,10 @@ TEST(FunctionalizeTest, WriteThroughSelectBecomesSelectScatter) {
 TEST(FunctionalizeTest, AliasedMutatedInputsShareOneSyntheticBase) {
   v1::Graph g = testing::LoadGraphOrDie("../../examples/aliased_inputs.json");
   absl::StatusOr<Analysis> a = Analyze(g, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   ASSERT_EQ(a->view_and_mutation.synthetic_bases_size(), 1);
   absl::StatusOr<v1::Graph> functional = FunctionalGraph(*a);
-  ASSERT_TRUE(functional.ok()) << functional.status();
+  ASSERT_THAT(functional, IsOk());
   const v1::Graph& f = *functional;
   ASSERT_EQ(f.inputs_size(), g.inputs_size() - 1);
   EXPECT_TRUE(absl::StartsWith(f.inputs(0).name(), "synthetic_base_"));

@@ -25,11 +25,13 @@
 #include "google/protobuf/struct.pb.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/value_fixtures.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
@@ -57,7 +59,7 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
   v1::Graph graph = testing::LoadGraphOrDie("graphs/" + file);
   Struct grads = testing::LoadJsonFixture("grads/" + file);
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   ASSERT_EQ(a->mode, v1::MODE_TRAINING);
   const v1::ViewAndMutationData& vmd = a->view_and_mutation;
   // End to end: artifacts from the reference backend, run by
@@ -66,22 +68,22 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
   if (absl::IsUnimplemented(plan.status())) {
     GTEST_SKIP() << plan.status().message();
   }
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ReferenceBackend backend;
   absl::StatusOr<v1::Artifact> fw_artifact = CompileForward(*plan, backend);
-  ASSERT_TRUE(fw_artifact.ok()) << fw_artifact.status();
+  ASSERT_THAT(fw_artifact, IsOk());
   absl::StatusOr<v1::Artifact> bw_artifact =
       CompileBackward(*plan, *fw_artifact, backend);
-  ASSERT_TRUE(bw_artifact.ok()) << bw_artifact.status();
+  ASSERT_THAT(bw_artifact, IsOk());
   auto function = CompiledFunction::Load(*fw_artifact, plan->metadata);
-  ASSERT_TRUE(function.ok()) << function.status();
-  ASSERT_TRUE((*function)->AttachBackward(*bw_artifact).ok());
+  ASSERT_THAT(function, IsOk());
+  ASSERT_THAT((*function)->AttachBackward(*bw_artifact), IsOk());
 
   // Inputs, as the value fixture recorded them before the call.
   std::vector<Tensor> inputs = testing::LoadEagerRun(file).inputs;
 
   auto fw = (*function)->Forward(&inputs);
-  ASSERT_TRUE(fw.ok()) << fw.status();
+  ASSERT_THAT(fw, IsOk());
 
   // The cotangents eager received, per output and per mutated input.
   const auto& out_cot_json =
@@ -178,7 +180,7 @@ TEST_P(EagerGradsTest, GradientsMatchEager) {
   std::vector<std::optional<Tensor>> backward_grads(graph.inputs_size());
   if (any_tangent) {
     auto bw = (*function)->Backward(fw->saved, tangents);
-    ASSERT_TRUE(bw.ok()) << bw.status();
+    ASSERT_THAT(bw, IsOk());
     backward_grads = bw->inputs;
   }
 

@@ -16,9 +16,12 @@
 #include "gtest/gtest.h"
 #include "tests/autodiff/grad_cases.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 Tensor Random(const Meta& meta, std::mt19937_64& rng, bool positive) {
   Tensor t = Tensor::Zeros(meta);
@@ -43,7 +46,7 @@ double Loss(const GraphExecutor& exec, const std::vector<Tensor>& inputs,
   std::vector<Tensor> copies;
   for (const Tensor& t : inputs) copies.push_back(Copy(t));  // In-place safe.
   absl::StatusOr<std::vector<Tensor>> out = exec.Run(copies);
-  EXPECT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(out, IsOk());
   if (!out.ok()) return 0;
   std::vector<double> y = (*out)[0].ToDoubles(), c = cot.ToDoubles();
   double l = 0;
@@ -59,10 +62,10 @@ TEST_P(GradCheckTest, BackwardMatchesFiniteDifferences) {
   const GradCase& c = GetParam();
   v1::Graph graph = testing::BuildGraph(c);
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   ASSERT_EQ(a->mode, v1::MODE_TRAINING);
   absl::StatusOr<JointGraphs> joint = BuildJointGraphs(*a);
-  ASSERT_TRUE(joint.ok()) << joint.status();
+  ASSERT_THAT(joint, IsOk());
 
   std::mt19937_64 rng(7);
   std::vector<Tensor> inputs;
@@ -76,11 +79,12 @@ TEST_P(GradCheckTest, BackwardMatchesFiniteDifferences) {
   // Analytical.
   auto forward = GraphExecutor::Create(joint->forward);
   auto backward = GraphExecutor::Create(joint->backward);
-  ASSERT_TRUE(forward.ok() && backward.ok());
+  ASSERT_THAT(forward, IsOk());
+  ASSERT_THAT(backward, IsOk());
   std::vector<Tensor> fw_inputs;
   for (const Tensor& t : inputs) fw_inputs.push_back(Copy(t));
   auto fw = (*forward)->Run(fw_inputs);
-  ASSERT_TRUE(fw.ok()) << fw.status();
+  ASSERT_THAT(fw, IsOk());
   std::vector<Tensor> bw_inputs(fw->end() - joint->num_saved, fw->end());
   for (const v1::TangentInfo& t : a->view_and_mutation.tangents()) {
     bw_inputs.push_back(t.source() == v1::TANGENT_SOURCE_USER_OUTPUT
@@ -88,11 +92,11 @@ TEST_P(GradCheckTest, BackwardMatchesFiniteDifferences) {
                             : Tensor::Zeros(MetaFromProto(t.meta())));
   }
   auto bw = (*backward)->Run(bw_inputs);
-  ASSERT_TRUE(bw.ok()) << bw.status();
+  ASSERT_THAT(bw, IsOk());
 
   // Numerical, on the original program.
   auto original = GraphExecutor::Create(graph);
-  ASSERT_TRUE(original.ok()) << original.status();
+  ASSERT_THAT(original, IsOk());
   const double eps = 1e-6;
   for (size_t i = 0; i < inputs.size(); ++i) {
     // No gradient (none) must mean the numeric gradient is zero.
@@ -151,10 +155,10 @@ TEST(SyntheticBaseGradCheckTest, GradientOfASharedStorage) {
     "outputs": ["out"]
   })json");
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   ASSERT_EQ(a->view_and_mutation.synthetic_bases_size(), 1);
   absl::StatusOr<JointGraphs> joint = BuildJointGraphs(*a);
-  ASSERT_TRUE(joint.ok()) << joint.status();
+  ASSERT_THAT(joint, IsOk());
   ASSERT_EQ(joint->synthetic_base_grad_output.size(), 1u);
   ASSERT_GE(joint->synthetic_base_grad_output[0], 0);
 
@@ -168,9 +172,10 @@ TEST(SyntheticBaseGradCheckTest, GradientOfASharedStorage) {
   // Analytical: the forward takes the synthetic base (the whole storage).
   auto forward = GraphExecutor::Create(joint->forward);
   auto backward = GraphExecutor::Create(joint->backward);
-  ASSERT_TRUE(forward.ok() && backward.ok());
+  ASSERT_THAT(forward, IsOk());
+  ASSERT_THAT(backward, IsOk());
   auto fw = (*forward)->Run({Copy(storage)});
-  ASSERT_TRUE(fw.ok()) << fw.status();
+  ASSERT_THAT(fw, IsOk());
   std::vector<Tensor> bw_inputs(fw->end() - joint->num_saved, fw->end());
   for (const v1::TangentInfo& t : a->view_and_mutation.tangents()) {
     bw_inputs.push_back(t.source() == v1::TANGENT_SOURCE_USER_OUTPUT
@@ -178,20 +183,20 @@ TEST(SyntheticBaseGradCheckTest, GradientOfASharedStorage) {
                             : Tensor::Zeros(MetaFromProto(t.meta())));
   }
   auto bw = (*backward)->Run(bw_inputs);
-  ASSERT_TRUE(bw.ok()) << bw.status();
+  ASSERT_THAT(bw, IsOk());
   std::vector<double> analytical =
       (*bw)[joint->synthetic_base_grad_output[0]].ToDoubles();
 
   // Numerical: the original program on views of a perturbed storage.
   auto original = GraphExecutor::Create(graph);
-  ASSERT_TRUE(original.ok());
+  ASSERT_THAT(original, IsOk());
   double* x = reinterpret_cast<double*>(storage.storage_data());
   const double eps = 1e-6;
   // The inputs must keep sharing one storage: no per-input copies.
   auto loss = [&]() {
     Tensor copy = Copy(storage);
     auto out = (*original)->Run(views(copy));
-    EXPECT_TRUE(out.ok()) << out.status();
+    EXPECT_THAT(out, IsOk());
     std::vector<double> y = (*out)[0].ToDoubles(), c = cot.ToDoubles();
     double l = 0;
     for (size_t i = 0; i < y.size(); ++i) l += y[i] * c[i];

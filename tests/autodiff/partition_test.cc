@@ -11,9 +11,12 @@
 #include "core/autodiff/joint_graph.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 struct SavedBytes {
   int64_t save_all;
@@ -22,10 +25,11 @@ struct SavedBytes {
 
 SavedBytes Measure(const v1::Graph& graph) {
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  EXPECT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(a, IsOk());
   absl::StatusOr<JointGraphs> all = BuildJointGraphs(*a, Recompute::kNothing);
   absl::StatusOr<JointGraphs> cut = BuildJointGraphs(*a, Recompute::kCheapOps);
-  EXPECT_TRUE(all.ok() && cut.ok());
+  EXPECT_THAT(all, IsOk());
+  EXPECT_THAT(cut, IsOk());
   if (!all.ok() || !cut.ok()) return {0, 0};
   return {all->saved_bytes, cut->saved_bytes};
 }

@@ -14,9 +14,12 @@
 #include "google/protobuf/struct.pb.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 std::string RunCli(const std::string& graph_path) {
   std::string command =
@@ -53,17 +56,17 @@ TEST(ArtifactDeterminismTest, AnotherProcessCompilesTheSameBytes) {
     std::string file = absl::StrCat(name, ".json");
     v1::Graph graph = testing::LoadGraphOrDie("graphs/" + file);
     absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-    ASSERT_TRUE(a.ok()) << name;
+    ASSERT_THAT(a, IsOk());
     absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-    ASSERT_TRUE(plan.ok()) << name << ": " << plan.status();
+    ASSERT_THAT(plan, IsOk());
     absl::StatusOr<v1::Artifact> fw = CompileForward(*plan, backend);
-    ASSERT_TRUE(fw.ok()) << name;
+    ASSERT_THAT(fw, IsOk());
     absl::StatusOr<v1::Artifact> bw = CompileBackward(*plan, *fw, backend);
-    ASSERT_TRUE(bw.ok()) << name;
+    ASSERT_THAT(bw, IsOk());
 
     google::protobuf::Struct report;
     std::string text = RunCli(testing::FixturePath("graphs/" + file));
-    ASSERT_TRUE(ParseJson(text, &report).ok()) << name << ": " << text;
+    ASSERT_THAT(ParseJson(text, &report), IsOk());
     EXPECT_EQ(report.fields()
                   .at("forward")
                   .struct_value()

@@ -21,9 +21,12 @@
 #include "gtest/gtest.h"
 #include "tests/testing/disguise.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 struct Compiled {
   std::string key;
@@ -34,7 +37,7 @@ struct Compiled {
 Compiled CompileBoth(const v1::Graph& graph, const Backend& backend) {
   Compiled c;
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  EXPECT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(a, IsOk());
   if (!a.ok()) return c;
   KeyContext context;
   context.backend_name = std::string(backend.name());
@@ -42,15 +45,15 @@ Compiled CompileBoth(const v1::Graph& graph, const Backend& backend) {
                      v1::CompileOptions(), context)
               .ToHex();
   absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  EXPECT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(plan, IsOk());
   if (!plan.ok()) return c;
   absl::StatusOr<v1::Artifact> fw = CompileForward(*plan, backend);
-  EXPECT_TRUE(fw.ok()) << fw.status();
+  EXPECT_THAT(fw, IsOk());
   if (!fw.ok()) return c;
   c.forward = DeterministicBytes(*fw);
   if (plan->backward_graph.has_value()) {
     absl::StatusOr<v1::Artifact> bw = CompileBackward(*plan, *fw, backend);
-    EXPECT_TRUE(bw.ok()) << bw.status();
+    EXPECT_THAT(bw, IsOk());
     if (bw.ok()) c.backward = DeterministicBytes(*bw);
   }
   return c;
@@ -78,7 +81,7 @@ TEST(ArtifactPurityTest, RenamedGraphsGiveTheSameReferenceArtifacts) {
 TEST(ArtifactPurityTest, RenamedGraphsGiveTheSameNativeArtifacts) {
   absl::StatusOr<std::unique_ptr<NativeBackend>> backend =
       NativeBackend::Create();
-  ASSERT_TRUE(backend.ok()) << backend.status();
+  ASSERT_THAT(backend, IsOk());
   // Graphs whose artifacts have generated kernels of every kind; each
   // compile runs the host compiler, so not all 128.
   for (const char* name :
@@ -98,10 +101,10 @@ TEST(CanonicalGraphTest, HasTheKeyOfTheGraphItCameFrom) {
     SCOPED_TRACE(file);
     v1::Graph graph = testing::LoadGraphOrDie("graphs/" + file);
     absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_THAT(a, IsOk());
     v1::Graph canonical = CanonicalGraph(a->graph);
     absl::StatusOr<Analysis> b = Analyze(canonical, v1::CompileOptions());
-    ASSERT_TRUE(b.ok()) << b.status();
+    ASSERT_THAT(b, IsOk());
     KeyContext context;
     EXPECT_EQ(ComputeKey(a->graph, a->view_and_mutation, a->mode,
                          v1::CompileOptions(), context)

@@ -8,11 +8,14 @@
 #include "core/runtime/strided.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/value_fixtures.h"
 
 namespace aotcache {
 namespace testing {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 // Deterministic tangents shaped as the metadata says.
 Tensor Tangent(const v1::TangentInfo& t, int salt) {
@@ -30,7 +33,7 @@ Tensor Tangent(const v1::TangentInfo& t, int salt) {
 const NativeBackend& Native() {
   static const NativeBackend* backend = [] {
     auto b = NativeBackend::Create();
-    EXPECT_TRUE(b.ok()) << b.status();
+    EXPECT_THAT(b, IsOk());
     return b->release();
   }();
   return *backend;
@@ -40,10 +43,10 @@ BackendRun RunWith(const Backend& backend, const CompilePlan& plan,
                    const std::vector<Tensor>& inputs) {
   BackendRun run;
   auto fw = CompileForward(plan, backend);
-  EXPECT_TRUE(fw.ok()) << fw.status();
+  EXPECT_THAT(fw, IsOk());
   if (!fw.ok()) return run;
   auto function = CompiledFunction::Load(*fw, plan.metadata);
-  EXPECT_TRUE(function.ok()) << function.status();
+  EXPECT_THAT(function, IsOk());
   if (!function.ok()) return run;
   // Copies that keep the inputs' layouts and the storages they share.
   std::vector<Tensor> args;
@@ -63,16 +66,16 @@ BackendRun RunWith(const Backend& backend, const CompilePlan& plan,
     args.push_back(storage.View(t.meta()));
   }
   auto result = (*function)->Forward(&args);
-  EXPECT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result, IsOk());
   if (!result.ok()) return run;
   run.outputs = result->outputs;
   run.inputs_after = args;
   if (!plan.backward_graph.has_value()) return run;
   auto bw = CompileBackward(plan, *fw, backend);
-  EXPECT_TRUE(bw.ok()) << bw.status();
+  EXPECT_THAT(bw, IsOk());
   if (!bw.ok()) return run;
   absl::Status attached = (*function)->AttachBackward(*bw);
-  EXPECT_TRUE(attached.ok()) << attached;
+  EXPECT_THAT(attached, IsOk());
   if (!attached.ok()) return run;
   std::vector<Tensor> tangents;
   const auto& vmd = plan.metadata.view_and_mutation();
@@ -80,7 +83,7 @@ BackendRun RunWith(const Backend& backend, const CompilePlan& plan,
     tangents.push_back(Tangent(vmd.tangents(t), t));
   }
   auto grads = (*function)->Backward(result->saved, tangents);
-  EXPECT_TRUE(grads.ok()) << grads.status();
+  EXPECT_THAT(grads, IsOk());
   if (grads.ok()) run.grads = grads->inputs;
   return run;
 }
@@ -110,10 +113,10 @@ std::unique_ptr<PlannedGraph> Plan(const std::string& json) {
   auto p = std::make_unique<PlannedGraph>();
   p->graph = GraphFromJson(json);
   absl::StatusOr<Analysis> a = Analyze(p->graph, v1::CompileOptions());
-  EXPECT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(a, IsOk());
   if (!a.ok()) return nullptr;
   absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  EXPECT_TRUE(plan.ok()) << plan.status();
+  EXPECT_THAT(plan, IsOk());
   if (!plan.ok()) return nullptr;
   p->plan = *std::move(plan);
   return p;
@@ -122,7 +125,7 @@ std::unique_ptr<PlannedGraph> Plan(const std::string& json) {
 v1::NativeProgram NativeProgramOf(const CompilePlan& plan) {
   v1::NativeProgram native;
   auto artifact = CompileForward(plan, Native());
-  EXPECT_TRUE(artifact.ok()) << artifact.status();
+  EXPECT_THAT(artifact, IsOk());
   if (artifact.ok()) {
     EXPECT_TRUE(native.ParseFromString(artifact->payload()));
   }
@@ -132,10 +135,10 @@ v1::NativeProgram NativeProgramOf(const CompilePlan& plan) {
 v1::NativeProgram NativeBackwardProgramOf(const CompilePlan& plan) {
   v1::NativeProgram native;
   auto forward = CompileForward(plan, Native());
-  EXPECT_TRUE(forward.ok()) << forward.status();
+  EXPECT_THAT(forward, IsOk());
   if (!forward.ok()) return native;
   auto backward = CompileBackward(plan, *forward, Native());
-  EXPECT_TRUE(backward.ok()) << backward.status();
+  EXPECT_THAT(backward, IsOk());
   if (backward.ok()) {
     EXPECT_TRUE(native.ParseFromString(backward->payload()));
   }

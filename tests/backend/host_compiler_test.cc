@@ -16,11 +16,13 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::testing::HasSubstr;
 
 bool IsEmpty(const std::string& dir) { return std::filesystem::is_empty(dir); }
@@ -45,7 +47,7 @@ TEST(HostCompilerTest, CompilesASharedObjectThatLoadsAndRuns) {
   options.temp_root = tmp.path();
   absl::StatusOr<std::string> so = CompileSharedObject(
       "extern \"C\" int twice(int x) { return 2 * x; }\n", options);
-  ASSERT_TRUE(so.ok()) << so.status();
+  ASSERT_THAT(so, IsOk());
   EXPECT_TRUE(IsEmpty(tmp.path()));
   testing::TempDir out;
   std::string path = out.path() + "/twice.so";
@@ -112,14 +114,14 @@ TEST(HostCompilerTest,
   options.temp_root = tmp.path();
   options.sandbox = Sandbox::kBubblewrap;
   absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
-  ASSERT_TRUE(so.ok()) << so.status();
+  ASSERT_THAT(so, IsOk());
   EXPECT_EQ(*so, "lo:\n");  // Loopback only: a network namespace of its own.
   EXPECT_FALSE(std::filesystem::exists(probe));
   EXPECT_TRUE(IsEmpty(tmp.path()));
 
   options.sandbox = Sandbox::kNone;  // The same probe unconfined sees both.
   so = CompileSharedObject("int x;\n", options);
-  ASSERT_TRUE(so.ok()) << so.status();
+  ASSERT_THAT(so, IsOk());
   EXPECT_NE(*so, "lo:\n");
   EXPECT_TRUE(std::filesystem::exists(probe));
   std::filesystem::remove_all(outside_tmp);
@@ -204,7 +206,7 @@ TEST(HostCompilerTest, ARootOtherUsersCanWriteIsRefused) {
   }
   // Sticky, as /tmp: nobody can rename another user's entries.
   ASSERT_EQ(chmod(tmp.path().c_str(), 01777), 0);
-  EXPECT_TRUE(CompileSharedObject("int x;\n", options).ok());
+  EXPECT_THAT(CompileSharedObject("int x;\n", options), IsOk());
   const std::string link = tmp.path() + "/link";
   std::filesystem::create_directory_symlink("/tmp", link);
   options.temp_root = link;
@@ -264,7 +266,7 @@ TEST(HostCompilerTest, AFullDiskIsUnavailable) {
 
 TEST(HostCompilerTest, ReportsItsVersion) {
   absl::StatusOr<std::string> version = HostCompilerVersion("c++");
-  ASSERT_TRUE(version.ok()) << version.status();
+  ASSERT_THAT(version, IsOk());
   EXPECT_THAT(*version, HasSubstr("c++"));
   EXPECT_EQ(version->find('\n'), std::string::npos);
 }

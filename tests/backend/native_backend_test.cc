@@ -21,12 +21,14 @@
 #include "tests/backend/compare_backends.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/scoped_env.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/value_fixtures.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::testing::HasSubstr;
 
 // Loaded shared objects go to <data dir>/native: a temp dir, never the
@@ -59,10 +61,10 @@ TEST_P(NativeMatchesReferenceTest, OutputsInputsAndGradients) {
   if (testing::LoadEagerRun(file).uses_rng) GTEST_SKIP() << "random ops";
   v1::Graph graph = testing::LoadGraphOrDie("graphs/" + file);
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
   if (absl::IsUnimplemented(plan.status())) GTEST_SKIP() << plan.status();
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   const std::vector<Tensor> inputs = testing::LoadEagerRun(file).inputs;
   testing::ExpectSameRuns(testing::RunWith(Native(), *plan, inputs),
                           testing::RunWith(ReferenceBackend(), *plan, inputs));
@@ -103,11 +105,11 @@ TEST(NativeBackendTest, FusesAnElementwiseChainIntoOneLoop) {
     ],
     "outputs": ["e"]})json");
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   auto artifact = CompileForward(*plan, Native());
-  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  ASSERT_THAT(artifact, IsOk());
   EXPECT_EQ(artifact->backend(), "native");
   v1::NativeProgram native;
   ASSERT_TRUE(native.ParseFromString(artifact->payload()));
@@ -131,12 +133,12 @@ TEST(BufferPlanTest, FusedGroupsRunAtTheirLastNodesTurn) {
     ],
     "outputs": ["out"]})json");
   auto plain = PlanBuffers(graph);
-  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_THAT(plain, IsOk());
   // a is free after b: e reuses its memory.
   EXPECT_EQ(plain->result_slot(2), plain->result_slot(0));
   const std::vector<int> run_at = {0, 3, 2, 3, 4};  // b runs with c.
   auto fused = PlanBuffers(graph, &run_at);
-  ASSERT_TRUE(fused.ok()) << fused.status();
+  ASSERT_THAT(fused, IsOk());
   EXPECT_EQ(fused->result_slot(1), -1);  // b is never in memory.
   EXPECT_GE(fused->result_slot(0), 0);
   EXPECT_NE(fused->result_slot(2), fused->result_slot(0));  // a is live.
@@ -158,7 +160,7 @@ TEST(BufferPlanTest, AnAbsorbedNodesResultGetsMemoryAtItsKernelsTurn) {
     "outputs": ["out"]})json");
   const std::vector<int> run_at = {0, 1, 2, 1, 4};  // r computed with a.
   auto plan = PlanBuffers(graph, &run_at);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   // t is live from turn 0 to turn 2 (u reads it), r from turn 1: apart.
   EXPECT_GE(plan->result_slot(3), 0);
   EXPECT_NE(plan->result_slot(3), plan->result_slot(0));
@@ -170,12 +172,12 @@ TEST(NativeBackendTest, ACompilerErrorCarriesTheCompilersMessage) {
   HostCompilerOptions options;
   options.flags = {"-fno-such-flag-for-aotcache"};
   auto backend = NativeBackend::Create(options);
-  ASSERT_TRUE(backend.ok()) << backend.status();
+  ASSERT_THAT(backend, IsOk());
   v1::Graph graph = testing::LoadGraphOrDie("graphs/assorted_ops__nrg.json");
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok());
+  ASSERT_THAT(a, IsOk());
   absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_THAT(plan, IsOk());
   auto artifact = CompileForward(*plan, **backend);
   ASSERT_FALSE(artifact.ok());
   EXPECT_TRUE(absl::IsInternal(artifact.status())) << artifact.status();
@@ -186,17 +188,17 @@ TEST(NativeBackendTest, ACompilerErrorCarriesTheCompilersMessage) {
 TEST(NativeBackendTest, BuildsForTheTargetsCpuLevelAndRefusesUnknownOnes) {
   v1::Graph graph = testing::LoadGraphOrDie("graphs/assorted_ops__nrg.json");
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok());
+  ASSERT_THAT(a, IsOk());
   absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_THAT(plan, IsOk());
   v1::Target target = HostTarget();
   auto host = CompileForward(*plan, Native(), target);
-  ASSERT_TRUE(host.ok()) << host.status();
+  ASSERT_THAT(host, IsOk());
   auto function = CompiledFunction::Load(*host, plan->metadata);
-  ASSERT_TRUE(function.ok()) << function.status();
+  ASSERT_THAT(function, IsOk());
   std::vector<Tensor> inputs =
       testing::LoadEagerRun("assorted_ops__nrg.json").inputs;
-  EXPECT_TRUE((*function)->Forward(&inputs).ok());
+  EXPECT_THAT((*function)->Forward(&inputs), IsOk());
 
   target.set_cpu("x86-64-v9 -fplugin=evil.so");
   auto bad = CompileForward(*plan, Native(), target);
@@ -221,19 +223,19 @@ TEST(NativeBackendTest, KernelsForALaterCpuLevelAreNotLoaded) {
   }
   v1::Graph graph = testing::LoadGraphOrDie("graphs/assorted_ops__nrg.json");
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok());
+  ASSERT_THAT(a, IsOk());
   absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_THAT(plan, IsOk());
   auto v4 = CompileForward(*plan, Native(), HostTarget());
-  ASSERT_TRUE(v4.ok()) << v4.status();
+  ASSERT_THAT(v4, IsOk());
   testing::ScopedEnv older("AOTCACHE_TARGET_CPU", "x86-64-v3");
   ASSERT_EQ(HostTarget().cpu(), "x86-64-v3");
   auto refused = CompiledFunction::Load(*v4, plan->metadata);
   EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
   EXPECT_THAT(refused.status().message(), HasSubstr("x86-64-v4"));
   auto own = CompileForward(*plan, Native(), HostTarget());
-  ASSERT_TRUE(own.ok()) << own.status();
-  EXPECT_TRUE(CompiledFunction::Load(*own, plan->metadata).ok());
+  ASSERT_THAT(own, IsOk());
+  EXPECT_THAT(CompiledFunction::Load(*own, plan->metadata), IsOk());
 }
 
 TEST(NativeBackendTest, ItsVersionNamesTheCompilerNotItsPath) {
@@ -241,7 +243,8 @@ TEST(NativeBackendTest, ItsVersionNamesTheCompilerNotItsPath) {
   by_path.compiler = "/usr/bin/c++";
   auto a = NativeBackend::Create(by_name);
   auto b = NativeBackend::Create(by_path);
-  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
   EXPECT_EQ((*a)->version(), (*b)->version());
   EXPECT_THAT(std::string((*a)->version()), HasSubstr("-O3"));
   EXPECT_THAT(std::string((*a)->version()), HasSubstr("12."));

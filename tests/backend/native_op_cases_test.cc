@@ -11,9 +11,12 @@
 #include "gtest/gtest.h"
 #include "tests/autodiff/grad_cases.h"
 #include "tests/backend/compare_backends.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 struct OpCase {
   testing::GradCase grad_case;
@@ -31,9 +34,9 @@ TEST_P(NativeOpCaseTest, MatchesTheReferenceBackend) {
   const DType dtype = GetParam().dtype;
   v1::Graph graph = testing::BuildGraph(c, dtype);
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   absl::StatusOr<CompilePlan> plan = PlanCompilation(*a);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ASSERT_TRUE(plan->backward_graph.has_value());
 
   std::mt19937_64 rng(7);

@@ -21,18 +21,22 @@
 #include "rocksdb/db.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/raw_store.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/wrapping_backend.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
+using ::aotcache::testing::WrappingBackend;
 
 std::unique_ptr<RocksDbStore> OpenStore(const std::string& path) {
   StoreOptions options;
   options.path = path;
   auto store = RocksDbStore::Open(options);
-  EXPECT_TRUE(store.ok()) << store.status();
+  EXPECT_THAT(store, IsOk());
   return store.ok() ? *std::move(store) : nullptr;
 }
 
@@ -50,46 +54,18 @@ v1::Artifact Forward(const CompileResult& r) {
   return forward;
 }
 
-// The reference backend, counting its compiles; the first forward compile
-// can be held until a condition lets it go.
-class CountingBackend final : public Backend {
- public:
-  absl::string_view name() const override { return inner_.name(); }
-  absl::string_view version() const override { return inner_.version(); }
-
- private:
-  absl::StatusOr<v1::Artifact> CompileCanonical(
-      const v1::Graph& graph, const ArtifactSpec& spec) const override {
-    if (spec.kind == v1::ARTIFACT_KIND_BACKWARD) {
-      ++backward_compiles;
-    } else {
-      ++forward_compiles;
-      if (hold_first && forward_compiles == 1) hold_first();
-    }
-    return inner_.Compile(graph, spec);
-  }
-
- public:
-  mutable std::atomic<int> forward_compiles{0};
-  mutable std::atomic<int> backward_compiles{0};
-  std::function<void()> hold_first;
-
- private:
-  ReferenceBackend inner_;
-};
-
 TEST(CacheTest, MissThenHitWithTheSameArtifact) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  CountingBackend backend;
+  WrappingBackend backend;
   Cache cache(store.get(), &backend, {});
   auto first = cache.Compile(Request("mlp_mse__rg.json"));
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_THAT(first, IsOk());
   EXPECT_EQ(first->status, ForwardStatus::kMiss);
   EXPECT_EQ(first->mode, v1::MODE_TRAINING);
   EXPECT_EQ(first->backward, BackwardState::kPending);
   auto second = cache.Compile(Request("mlp_mse__rg.json"));
-  ASSERT_TRUE(second.ok());
+  ASSERT_THAT(second, IsOk());
   EXPECT_EQ(second->status, ForwardStatus::kHit);
   EXPECT_EQ(second->forward_bytes, first->forward_bytes);
   EXPECT_EQ(backend.forward_compiles, 1);
@@ -102,16 +78,16 @@ TEST(CacheTest, MissThenHitWithTheSameArtifact) {
 
 TEST(CacheTest, EntriesSurviveARestart) {
   TempDir dir;
-  CountingBackend backend;
+  WrappingBackend backend;
   {
     auto store = OpenStore(dir.path());
     Cache cache(store.get(), &backend, {});
-    ASSERT_TRUE(cache.Compile(Request("layer_norm_softmax__nrg.json")).ok());
+    ASSERT_THAT(cache.Compile(Request("layer_norm_softmax__nrg.json")), IsOk());
   }
   auto store = OpenStore(dir.path());
   Cache cache(store.get(), &backend, {});
   auto result = cache.Compile(Request("layer_norm_softmax__nrg.json"));
-  ASSERT_TRUE(result.ok());
+  ASSERT_THAT(result, IsOk());
   EXPECT_EQ(result->status, ForwardStatus::kHit);
   EXPECT_EQ(result->backward, BackwardState::kNone);
 }
@@ -121,7 +97,7 @@ TEST(CacheTest, EntriesSurviveARestart) {
 TEST(CacheTest, RandomOpsAreStoredAndHit) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  CountingBackend backend;
+  WrappingBackend backend;
   Cache cache(store.get(), &backend, {});
   v1::Graph g = testing::GraphFromJson(R"json({
     "inputs": [{"name": "x", "meta": {"shape": [4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
@@ -136,11 +112,11 @@ TEST(CacheTest, RandomOpsAreStoredAndHit) {
   request.graph = g;
   request.request_digest = "digest of the request's bytes";
   auto first = cache.Compile(request);
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_THAT(first, IsOk());
   EXPECT_EQ(first->status, ForwardStatus::kMiss);
-  EXPECT_TRUE(store->Lookup(first->key).ok());
+  EXPECT_THAT(store->Lookup(first->key), IsOk());
   auto second = cache.Compile(request);
-  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_THAT(second, IsOk());
   EXPECT_EQ(second->status, ForwardStatus::kHit);
   EXPECT_EQ(cache.counters().bypasses, 0);
 }
@@ -151,23 +127,23 @@ TEST(CacheTest, RandomOpsAreStoredAndHit) {
 TEST(CacheTest, ABypassedKeyIsCompiledOnceAndNeverStored) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  CountingBackend backend;
+  WrappingBackend backend;
   CacheOptions options;
   options.max_cached_constant_bytes = 0;
   Cache cache(store.get(), &backend, options);
   CompileRequest request = Request("closure_constant__rg.json");
   auto first = cache.Compile(request);
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_THAT(first, IsOk());
   EXPECT_EQ(first->status, ForwardStatus::kBypass);
   EXPECT_THAT(first->bypass_reason, ::testing::HasSubstr("constants of"));
   auto second = cache.Compile(request);
-  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_THAT(second, IsOk());
   EXPECT_EQ(second->status, ForwardStatus::kBypass);
   EXPECT_EQ(second->forward_bytes, first->forward_bytes);
   EXPECT_EQ(backend.forward_compiles, 1);
   for (int i = 0; i < 2; ++i) {
     auto bw = cache.GetBackward(first->key, &request);
-    ASSERT_TRUE(bw.ok()) << bw.status();
+    ASSERT_THAT(bw, IsOk());
     EXPECT_EQ(bw->artifact.pairs_with(),
               Forward(*first).calling_convention_hash());
     EXPECT_TRUE(bw->stored_digest.empty());
@@ -183,7 +159,7 @@ TEST(CacheTest, ABypassedKeyIsCompiledOnceAndNeverStored) {
   CacheOptions small = options;
   small.max_bypass_memo_bytes = 1;
   Cache forgetful(store.get(), &backend, small);
-  for (int i = 0; i < 2; ++i) ASSERT_TRUE(forgetful.Compile(request).ok());
+  for (int i = 0; i < 2; ++i) ASSERT_THAT(forgetful.Compile(request), IsOk());
   EXPECT_EQ(backend.forward_compiles, 3);
   EXPECT_TRUE(absl::IsNotFound(store->Lookup(first->key).status()));
 }
@@ -191,26 +167,26 @@ TEST(CacheTest, ABypassedKeyIsCompiledOnceAndNeverStored) {
 TEST(CacheTest, LazyBackwardAcrossProcesses) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  CountingBackend backend;
+  WrappingBackend backend;
   std::string key;
   {  // Process 1: forward only, never runs backward.
     Cache cache(store.get(), &backend, {});
     auto r = cache.Compile(Request("mlp_mse__rg.json"));
-    ASSERT_TRUE(r.ok());
+    ASSERT_THAT(r, IsOk());
     EXPECT_EQ(r->status, ForwardStatus::kMiss);
     key = r->key;
   }
   {  // Process 2: hits the forward; the backward is still pending.
     Cache cache(store.get(), &backend, {});
     auto r = cache.Compile(Request("mlp_mse__rg.json"));
-    ASSERT_TRUE(r.ok());
+    ASSERT_THAT(r, IsOk());
     EXPECT_EQ(r->status, ForwardStatus::kHit);
     EXPECT_EQ(r->backward, BackwardState::kPending);
   }
   {  // Process 3: asks for the backward, which is compiled now.
     Cache cache(store.get(), &backend, {});
     auto bw = cache.GetBackward(key, nullptr);
-    ASSERT_TRUE(bw.ok()) << bw.status();
+    ASSERT_THAT(bw, IsOk());
     EXPECT_EQ(bw->artifact.kind(), v1::ARTIFACT_KIND_BACKWARD);
     EXPECT_EQ(bw->stored_digest, Sha256Hex(DeterministicBytes(bw->artifact)));
     EXPECT_EQ(cache.counters().backward_compiles, 1);
@@ -218,10 +194,10 @@ TEST(CacheTest, LazyBackwardAcrossProcesses) {
   {  // Process 4: hits both.
     Cache cache(store.get(), &backend, {});
     auto r = cache.Compile(Request("mlp_mse__rg.json"));
-    ASSERT_TRUE(r.ok());
+    ASSERT_THAT(r, IsOk());
     EXPECT_EQ(r->backward, BackwardState::kReady);
     auto bw = cache.GetBackward(key, nullptr);
-    ASSERT_TRUE(bw.ok());
+    ASSERT_THAT(bw, IsOk());
     EXPECT_EQ(bw->artifact.pairs_with(), Forward(*r).calling_convention_hash());
     EXPECT_EQ(bw->stored_digest, Sha256Hex(DeterministicBytes(bw->artifact)));
     EXPECT_EQ(cache.counters().backward_hits, 1);
@@ -234,10 +210,10 @@ TEST(CacheTest, LazyBackwardAcrossProcesses) {
 TEST(CacheTest, BackwardOfAnInferenceEntryIsAFailedPrecondition) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  CountingBackend backend;
+  WrappingBackend backend;
   Cache cache(store.get(), &backend, {});
   auto r = cache.Compile(Request("mlp_mse__nrg.json"));
-  ASSERT_TRUE(r.ok());
+  ASSERT_THAT(r, IsOk());
   EXPECT_TRUE(
       absl::IsFailedPrecondition(cache.GetBackward(r->key, nullptr).status()));
 }
@@ -245,31 +221,32 @@ TEST(CacheTest, BackwardOfAnInferenceEntryIsAFailedPrecondition) {
 TEST(CacheTest, BackwardIsObtainableAfterTheEntryIsDeleted) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  CountingBackend backend;
+  WrappingBackend backend;
   Cache cache(store.get(), &backend, {});
   CompileRequest request = Request("layer_norm_softmax__rg.json");
   auto r = cache.Compile(request);
-  ASSERT_TRUE(r.ok());
-  ASSERT_TRUE(store->Delete(r->key).ok());
+  ASSERT_THAT(r, IsOk());
+  ASSERT_THAT(store->Delete(r->key), IsOk());
   EXPECT_TRUE(absl::IsNotFound(cache.GetBackward(r->key, nullptr).status()));
   CompileRequest other = Request("mlp_mse__rg.json");
   EXPECT_TRUE(
       absl::IsInvalidArgument(cache.GetBackward(r->key, &other).status()));
   auto bw = cache.GetBackward(r->key, &request);
-  ASSERT_TRUE(bw.ok()) << bw.status();
+  ASSERT_THAT(bw, IsOk());
   EXPECT_EQ(bw->artifact.pairs_with(), Forward(*r).calling_convention_hash());
 }
 
 TEST(CacheTest, IdenticalConcurrentMissesCompileOnce) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  CountingBackend backend;
+  WrappingBackend backend;
   Cache cache(store.get(), &backend, {});
   constexpr int kClients = 16;
   // The first compile waits until the 15 others are waiting for it (with a
   // deadline: without single-flight they never wait, and the count of
   // compiles below fails instead of the test hanging).
-  backend.hold_first = [&] {
+  backend.before_compile = [&](const ArtifactSpec&) {
+    if (backend.forward_compiles != 1) return;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (cache.waiting() < kClients - 1 &&
            std::chrono::steady_clock::now() < deadline) {
@@ -295,13 +272,13 @@ TEST(CacheTest, IdenticalConcurrentMissesCompileOnce) {
 
 TEST(CacheTest, CorruptArtifactIsRecompiledNeverServed) {
   TempDir dir;
-  CountingBackend backend;
+  WrappingBackend backend;
   std::string digest;
   {
     auto store = OpenStore(dir.path());
     Cache cache(store.get(), &backend, {});
     auto r = cache.Compile(Request("mlp_mse__nrg.json"));
-    ASSERT_TRUE(r.ok());
+    ASSERT_THAT(r, IsOk());
     digest = Sha256Hex(r->forward_bytes);
   }
   // Alter the stored bytes behind the store's back.
@@ -312,30 +289,35 @@ TEST(CacheTest, CorruptArtifactIsRecompiledNeverServed) {
           db->Put(rocksdb::WriteOptions(), cf, digest, "garbage");
       });
   auto store = OpenStore(dir.path());
-  Cache cache(store.get(), &backend, {});
+  std::vector<std::string> warnings;
+  CacheOptions options;
+  options.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  Cache cache(store.get(), &backend, options);
   auto r = cache.Compile(Request("mlp_mse__nrg.json"));
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->status, ForwardStatus::kMiss);  // Recompiled, not served.
   EXPECT_EQ(Sha256Hex(r->forward_bytes), digest);
   EXPECT_EQ(cache.counters().corrupt_artifacts, 1);
+  EXPECT_THAT(warnings, ::testing::ElementsAre(::testing::HasSubstr(
+                            "artifact " + digest + " is corrupt")));
   auto again = cache.Compile(Request("mlp_mse__nrg.json"));
-  ASSERT_TRUE(again.ok());
+  ASSERT_THAT(again, IsOk());
   EXPECT_EQ(again->status, ForwardStatus::kHit);
   auto report = store->Verify();
-  ASSERT_TRUE(report.ok());
+  ASSERT_THAT(report, IsOk());
   EXPECT_TRUE(report->corrupt.empty());
 }
 
 TEST(CacheTest, ARequestDigestSeenBeforeIsAHitWithoutAnalysis) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  CountingBackend backend;
+  WrappingBackend backend;
   Cache cache(store.get(), &backend, {});
   CompileRequest request = Request("mlp_mse__rg.json");
   request.request_digest = "digest of the request's bytes";
   EXPECT_FALSE(cache.HitByRequestDigest(request.request_digest).has_value());
   auto miss = cache.Compile(request);
-  ASSERT_TRUE(miss.ok()) << miss.status();
+  ASSERT_THAT(miss, IsOk());
   std::optional<CompileResult> hit =
       cache.HitByRequestDigest(request.request_digest);
   ASSERT_TRUE(hit.has_value());
@@ -349,10 +331,10 @@ TEST(CacheTest, ARequestDigestSeenBeforeIsAHitWithoutAnalysis) {
   EXPECT_FALSE(cache.HitByRequestDigest("another digest").has_value());
 
   // A deleted entry is not answered from the memo: the caller compiles.
-  ASSERT_TRUE(store->Delete(miss->key).ok());
+  ASSERT_THAT(store->Delete(miss->key), IsOk());
   EXPECT_FALSE(cache.HitByRequestDigest(request.request_digest).has_value());
   auto again = cache.Compile(request);
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_THAT(again, IsOk());
   EXPECT_EQ(again->status, ForwardStatus::kMiss);
   EXPECT_EQ(backend.forward_compiles, 2);
 }
@@ -382,40 +364,34 @@ class FullDiskStore final : public EntryStore {
 
 TEST(CacheTest, AFailureToStoreNeverFailsTheRequest) {
   FullDiskStore store;
-  CountingBackend backend;
-  Cache cache(&store, &backend, {});
+  WrappingBackend backend;
+  std::vector<std::string> warnings;
+  CacheOptions options;
+  options.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  Cache cache(&store, &backend, options);
   auto r = cache.Compile(Request("mlp_mse__rg.json"));
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->status, ForwardStatus::kMiss);
   EXPECT_TRUE(Forward(*r).payload().size() > 0);
   EXPECT_EQ(cache.counters().save_failures, 1);
+  EXPECT_THAT(warnings, ::testing::ElementsAre(::testing::HasSubstr(
+                            "not saved (answered anyway)")));
   CompileRequest request = Request("mlp_mse__rg.json");
   auto bw = cache.GetBackward(r->key, &request);  // Rebuilt from the request.
-  ASSERT_TRUE(bw.ok()) << bw.status();
+  ASSERT_THAT(bw, IsOk());
   EXPECT_EQ(bw->stored_digest, "");  // Not stored: to be answered inline.
 }
-
-// The reference backend, failing every forward compile (as a compiler out
-// of memory on a huge graph would), counting them.
-class FailingBackend final : public Backend {
- public:
-  absl::string_view name() const override { return "failing"; }
-  absl::string_view version() const override { return "1"; }
-  mutable std::atomic<int> compiles{0};
-
- private:
-  absl::StatusOr<v1::Artifact> CompileCanonical(
-      const v1::Graph&, const ArtifactSpec&) const override {
-    ++compiles;
-    return absl::InternalError("the C++ compiler failed: out of memory");
-  }
-};
 
 TEST(CacheTest, AFailedCompileIsRememberedNotRepeated) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  FailingBackend backend;
-  Cache cache(store.get(), &backend, {});
+  WrappingBackend backend;  // A compiler out of memory on a huge graph.
+  backend.fail_with =
+      absl::InternalError("the C++ compiler failed: out of memory");
+  absl::Time now = absl::FromUnixSeconds(1'000'000);
+  CacheOptions options;
+  options.clock = [&] { return now; };
+  Cache cache(store.get(), &backend, options);
   auto first = cache.Compile(Request("mlp_mse__rg.json"));
   EXPECT_TRUE(absl::IsInternal(first.status())) << first.status();
   auto second = cache.Compile(Request("mlp_mse__rg.json"));
@@ -424,21 +400,24 @@ TEST(CacheTest, AFailedCompileIsRememberedNotRepeated) {
               ::testing::HasSubstr("out of memory"));
   EXPECT_THAT(std::string(second.status().message()),
               ::testing::HasSubstr("remembered"));
-  EXPECT_EQ(backend.compiles.load(), 1);
+  EXPECT_EQ(backend.forward_compiles.load(), 1);
   EXPECT_EQ(cache.counters().remembered_failures, 1);
+  now += absl::Minutes(10);  // The failure memory's default span, past.
+  EXPECT_FALSE(cache.Compile(Request("mlp_mse__rg.json")).ok());
+  EXPECT_EQ(backend.forward_compiles.load(), 2);
 
   CacheOptions forgetful;
   forgetful.failure_memory = absl::ZeroDuration();
   Cache again(store.get(), &backend, forgetful);
   EXPECT_FALSE(again.Compile(Request("mlp_mse__rg.json")).ok());
   EXPECT_FALSE(again.Compile(Request("mlp_mse__rg.json")).ok());
-  EXPECT_EQ(backend.compiles.load(), 3);
+  EXPECT_EQ(backend.forward_compiles.load(), 4);
 }
 
 TEST(CacheTest, BadRequestsAreInvalidArgument) {
   TempDir dir;
   auto store = OpenStore(dir.path());
-  CountingBackend backend;
+  WrappingBackend backend;
   Cache cache(store.get(), &backend, {});
   CompileRequest request = Request("mlp_mse__rg.json");
   request.graph.mutable_nodes(0)->set_op("aten.nope.default");

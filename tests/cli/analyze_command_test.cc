@@ -9,10 +9,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::testing::HasSubstr;
 
 TEST(AnalyzeCommandTest, PrintsModeKeyAndViewAndMutationData) {
@@ -32,7 +34,7 @@ TEST(AnalyzeCommandTest, JsonIsAnAnalysisReport) {
       {"--json", testing::FixturePath("../../examples/mlp.json")}, out, err);
   ASSERT_EQ(code, 0) << err.str();
   v1::AnalysisReport report;
-  ASSERT_TRUE(ParseJson(out.str(), &report).ok()) << out.str();
+  ASSERT_THAT(ParseJson(out.str(), &report), IsOk());
   EXPECT_EQ(report.mode(), v1::MODE_TRAINING);
   EXPECT_EQ(report.key().size(), 64u);
   EXPECT_GT(report.functional_graph().nodes_size(), 0);

@@ -10,30 +10,30 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/cli/analyze_command.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "server/daemon.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/scoped_env.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-class RemoteCommandsTest : public ::testing::Test {
+class RemoteCommandsTest : public testing::DaemonFixture {
  protected:
   void SetUp() override {
-    DaemonOptions options;
-    options.data_dir = dir_.path();
-    auto daemon = Daemon::Start(options);
-    ASSERT_TRUE(daemon.ok()) << daemon.status();
-    daemon_ = *std::move(daemon);
-    server_ = absl::StrCat("127.0.0.1:", daemon_->port());
+    DaemonFixture::SetUp();
+    server_ = address();
   }
 
   // Runs `aotcache COMMAND --server ... ARGS`; returns the exit code.
@@ -54,8 +54,6 @@ class RemoteCommandsTest : public ::testing::Test {
     return "";
   }
 
-  testing::TempDir dir_;
-  std::unique_ptr<Daemon> daemon_;
   std::string server_;
   std::ostringstream out_, err_;
 };
@@ -122,6 +120,34 @@ std::string RunBinary(const std::string& args, int* status) {
 }
 
 // The binary itself: a leading --server applies to the command after it.
+TEST_F(RemoteCommandsTest, AnalyzePrintsTheKeyTheDaemonGivesTheGraph) {
+  std::string graph = testing::FixturePath("../../examples/mlp.json");
+  ASSERT_EQ(Run("compile", {graph}), 0) << err_.str();
+  const std::string key = KeyFromCompile();
+  ASSERT_EQ(key.size(), 64u) << out_.str();
+  // The daemon chose its backend as analyze does by default ("auto").
+  std::ostringstream out, err;
+  ASSERT_EQ(RunAnalyzeCommand({graph}, out, err), 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("key:  " + key + "\n"));
+  std::ostringstream by_name;
+  ASSERT_EQ(RunAnalyzeCommand(
+                {absl::StrCat("--backend=", daemon_->backend_name()), graph},
+                by_name, err),
+            0)
+      << err.str();
+  EXPECT_THAT(by_name.str(), HasSubstr("key:  " + key + "\n"));
+  // Another backend, another key.
+  std::ostringstream other;
+  const std::string other_backend =
+      daemon_->backend_name() == "native" ? "reference" : "native";
+  if (RunAnalyzeCommand({"--backend=" + other_backend, graph}, other, err) ==
+      0) {
+    EXPECT_THAT(other.str(), Not(HasSubstr(key)));
+  }
+  EXPECT_EQ(RunAnalyzeCommand({"--backend=fast", graph}, other, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("unknown backend 'fast'"));
+}
+
 TEST_F(RemoteCommandsTest, TheBinaryTakesALeadingServerFlag) {
   for (const std::string& flag :
        {absl::StrCat("--server ", server_), "--server=" + server_}) {
@@ -275,7 +301,7 @@ TEST(ResolveServerTargetTest, AClientWithNoServerFindsTheDefaultDaemon) {
   options.listen = "";  // The unix socket only.
   options.data_dir = DefaultDataDir();
   auto daemon = Daemon::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   std::ostringstream out, err;
   ASSERT_EQ(RunRemoteCommand("stats", {}, out, err), 0) << err.str();
   EXPECT_THAT(out.str(), HasSubstr("hits                  0"));

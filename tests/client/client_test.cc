@@ -18,14 +18,18 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/daemon.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/fixtures.h"
 #include "tests/testing/scoped_env.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/value_fixtures.h"
+#include "tests/testing/wrapping_backend.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::ScopedEnv;
 using ::aotcache::testing::TempDir;
 using ::testing::HasSubstr;
@@ -38,7 +42,7 @@ void ExpectEagerValuesAndGradients(CachedFunction& f) {
   testing::EagerRun eager = testing::LoadEagerRun(kGraph);
   std::vector<Tensor> inputs = eager.inputs;
   auto forward = f.Forward(&inputs);
-  ASSERT_TRUE(forward.ok()) << forward.status();
+  ASSERT_THAT(forward, IsOk());
   ASSERT_EQ(forward->outputs.size(), eager.outputs.size());
   EXPECT_EQ(testing::CompareValues(forward->outputs[0], eager.outputs[0]), "");
 
@@ -48,7 +52,7 @@ void ExpectEagerValuesAndGradients(CachedFunction& f) {
       grads.fields().at("output_cotangents").list_value().values();
   Tensor tangent = testing::DecodeTensorValue(cotangents[0].struct_value());
   auto backward = f.Backward(forward->saved, {tangent});
-  ASSERT_TRUE(backward.ok()) << backward.status();
+  ASSERT_THAT(backward, IsOk());
   const auto& want = grads.fields().at("input_grads").list_value().values();
   ASSERT_EQ(backward->inputs.size(), static_cast<size_t>(want.size()));
   for (int i = 0; i < want.size(); ++i) {
@@ -64,21 +68,15 @@ void ExpectEagerValuesAndGradients(CachedFunction& f) {
   }
 }
 
-class ClientTest : public ::testing::Test {
+class ClientTest : public testing::DaemonFixture {
  protected:
   void SetUp() override {
-    DaemonOptions options;
-    options.data_dir = dir_.path();
-    auto daemon = Daemon::Start(options);
-    ASSERT_TRUE(daemon.ok()) << daemon.status();
-    daemon_ = *std::move(daemon);
-    options_.server = absl::StrCat("127.0.0.1:", daemon_->port());
+    DaemonFixture::SetUp();
+    options_.server = address();
     options_.artifact_dir = artifacts_.path();
   }
 
-  TempDir dir_;
   TempDir artifacts_;
-  std::unique_ptr<Daemon> daemon_;
   ClientOptions options_;
 };
 
@@ -90,18 +88,18 @@ TEST_F(ClientTest, LazyBackwardAcrossFourClients) {
   // 1: compiles the forward and never runs backward.
   Client first(options_);
   auto f1 = first.Compile(graph);
-  ASSERT_TRUE(f1.ok()) << f1.status();
+  ASSERT_THAT(f1, IsOk());
   EXPECT_EQ((*f1)->source(), Source::kServer);
   EXPECT_EQ((*f1)->status(), v1::COMPILE_STATUS_MISS);
   EXPECT_EQ((*f1)->mode(), v1::MODE_TRAINING);
   std::vector<Tensor> inputs = eager.inputs;
-  ASSERT_TRUE((*f1)->Forward(&inputs).ok());
+  ASSERT_THAT((*f1)->Forward(&inputs), IsOk());
   EXPECT_EQ(counters().backward_compiles, 0);
 
   // 2: hits the forward; still nobody asked for the backward.
   Client second(options_);
   auto f2 = second.Compile(graph);
-  ASSERT_TRUE(f2.ok()) << f2.status();
+  ASSERT_THAT(f2, IsOk());
   EXPECT_EQ((*f2)->status(), v1::COMPILE_STATUS_HIT);
   EXPECT_EQ((*f2)->key(), (*f1)->key());
   EXPECT_EQ(counters().backward_compiles, 0);
@@ -109,14 +107,14 @@ TEST_F(ClientTest, LazyBackwardAcrossFourClients) {
   // 3: runs backward: the server compiles it, once.
   Client third(options_);
   auto f3 = third.Compile(graph);
-  ASSERT_TRUE(f3.ok()) << f3.status();
+  ASSERT_THAT(f3, IsOk());
   ExpectEagerValuesAndGradients(**f3);
   EXPECT_EQ(counters().backward_compiles, 1);
 
   // 4: hits both.
   Client fourth(options_);
   auto f4 = fourth.Compile(graph);
-  ASSERT_TRUE(f4.ok()) << f4.status();
+  ASSERT_THAT(f4, IsOk());
   EXPECT_EQ((*f4)->status(), v1::COMPILE_STATUS_HIT);
   ExpectEagerValuesAndGradients(**f4);
   EXPECT_EQ(counters().backward_compiles, 1);
@@ -130,7 +128,7 @@ TEST_F(ClientTest, RepeatsHitWithoutDecoding) {
     // instances, which protobuf iterates in an order of their own.
     auto f =
         client.Compile(testing::LoadGraphOrDie("graphs/assorted_ops__rg.json"));
-    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_THAT(f, IsOk());
     EXPECT_EQ((*f)->status(),
               i == 0 ? v1::COMPILE_STATUS_MISS : v1::COMPILE_STATUS_HIT);
   }
@@ -143,7 +141,7 @@ TEST_F(ClientTest, FunctionsShareALoadedForwardAndKeepTheirOwnBackward) {
   std::vector<std::unique_ptr<CachedFunction>> functions;
   for (int i = 0; i < 3; ++i) {
     auto f = client.Compile(graph);
-    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_THAT(f, IsOk());
     functions.push_back(*std::move(f));
   }
   EXPECT_EQ(client.counters().loaded_forward_reuses, 2);
@@ -165,51 +163,37 @@ TEST_F(ClientTest, AMalformedGraphIsAnErrorNotAFallback) {
 TEST_F(ClientTest, InferenceFunctionsHaveNoBackward) {
   Client client(options_);
   auto f = client.Compile(testing::LoadGraphOrDie("graphs/mlp_mse__nrg.json"));
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   EXPECT_EQ((*f)->mode(), v1::MODE_INFERENCE);
   auto grads = (*f)->Backward({}, {});
   EXPECT_TRUE(absl::IsFailedPrecondition(grads.status())) << grads.status();
 }
 
-// The reference backend of "another build": its backward artifacts pair
-// with a forward calling convention that no forward of this build has.
-class OtherBuildBackend final : public Backend {
- public:
-  absl::string_view name() const override { return inner_.name(); }
-  absl::string_view version() const override { return inner_.version(); }
-
- private:
-  absl::StatusOr<v1::Artifact> CompileCanonical(
-      const v1::Graph& graph, const ArtifactSpec& spec) const override {
-    absl::StatusOr<v1::Artifact> a = inner_.Compile(graph, spec);
-    if (a.ok() && spec.kind == v1::ARTIFACT_KIND_BACKWARD) {
-      a->set_pairs_with("a forward of another build");
-    }
-    return a;
-  }
-
- private:
-  ReferenceBackend inner_;
-};
-
 TEST(ClientPairingTest, ABackwardThatDoesNotPairIsAClearError) {
   TempDir dir, artifacts;
-  OtherBuildBackend backend;
+  // The reference backend of "another build": its backward artifacts pair
+  // with a forward calling convention that no forward of this build has.
+  testing::WrappingBackend backend;
+  backend.edit = [](const ArtifactSpec& spec, v1::Artifact& artifact) {
+    if (spec.kind == v1::ARTIFACT_KIND_BACKWARD) {
+      artifact.set_pairs_with("a forward of another build");
+    }
+  };
   DaemonOptions daemon_options;
   daemon_options.data_dir = dir.path();
   daemon_options.backend = &backend;
   auto daemon = Daemon::Start(daemon_options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   ClientOptions options;
   options.server = absl::StrCat("127.0.0.1:", (*daemon)->port());
   options.artifact_dir = artifacts.path();
   Client client(options);
   auto f = client.Compile(testing::LoadGraphOrDie("graphs/mlp_mse__rg.json"));
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   testing::EagerRun eager = testing::LoadEagerRun(kGraph);
   std::vector<Tensor> inputs = eager.inputs;
   auto forward = (*f)->Forward(&inputs);
-  ASSERT_TRUE(forward.ok()) << forward.status();
+  ASSERT_THAT(forward, IsOk());
   auto grads = (*f)->Backward(forward->saved, {eager.outputs[0]});
   ASSERT_FALSE(grads.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(grads.status())) << grads.status();
@@ -250,14 +234,14 @@ TEST(ClientCpuLevelTest, KernelsForALaterCpuAreCompiledHereNotLoaded) {
   daemon_options.data_dir = dir.path();
   daemon_options.backend = &backend;
   auto daemon = Daemon::Start(daemon_options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   ClientOptions options;
   options.server = absl::StrCat("127.0.0.1:", (*daemon)->port());
   options.artifact_dir = artifacts.path();
   ScopedEnv older("AOTCACHE_TARGET_CPU", "x86-64-v3");
   Client client(options);
   auto f = client.Compile(testing::LoadGraphOrDie("graphs/mlp_mse__rg.json"));
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   EXPECT_EQ((*f)->source(), Source::kInProcess);
   EXPECT_THAT((*f)->fallback_reason(), HasSubstr("'x86-64-v4'"));
   ExpectEagerValuesAndGradients(**f);
@@ -267,14 +251,14 @@ TEST_F(ClientTest, ArtifactsCrossTheWireOncePerMachine) {
   v1::Graph graph = testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph));
   Client first(options_);
   auto f = first.Compile(graph);
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   ExpectEagerValuesAndGradients(**f);
   EXPECT_EQ(first.counters().artifacts_fetched, 2);  // Forward, backward.
   EXPECT_GT(first.counters().bytes_fetched, 0);
 
   Client second(options_);  // Same machine: same artifact dir.
   auto g = second.Compile(graph);
-  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_THAT(g, IsOk());
   ExpectEagerValuesAndGradients(**g);
   EXPECT_EQ(second.counters().artifacts_fetched, 0);
   EXPECT_EQ(second.counters().local_artifact_hits, 2);
@@ -288,7 +272,7 @@ TEST_F(ClientTest, ArtifactsCrossTheWireOncePerMachine) {
   }
   Client third(options_);
   auto h = third.Compile(graph);
-  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_THAT(h, IsOk());
   ExpectEagerValuesAndGradients(**h);
   EXPECT_EQ(third.counters().artifacts_fetched, 2);
   EXPECT_EQ(third.counters().local_artifact_hits, 0);
@@ -312,7 +296,7 @@ TEST_F(ClientTest, ArtifactsOverOneChunkAreStreamed) {
   graph.add_outputs(previous);
   Client client(options_);
   auto f = client.Compile(graph);
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   EXPECT_EQ((*f)->source(), Source::kServer) << (*f)->fallback_reason();
   EXPECT_EQ(client.counters().artifacts_fetched, 1);
   EXPECT_GT(client.counters().bytes_fetched, 1 << 20);
@@ -320,7 +304,7 @@ TEST_F(ClientTest, ArtifactsOverOneChunkAreStreamed) {
   float* x = reinterpret_cast<float*>(inputs[0].storage_data());
   for (int i = 0; i < 4; ++i) x[i] = 0.5f * static_cast<float>(i);
   auto out = (*f)->Forward(&inputs);
-  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT(out, IsOk());
   std::vector<double> y = out->outputs[0].ToDoubles();
   for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(y[i], 20001 * 0.5 * i) << i;
 }
@@ -334,7 +318,7 @@ TEST(ClientFallbackTest, NoServerMeansCompilingInProcess) {
   Client client(options);
   auto f =
       client.Compile(testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   EXPECT_EQ((*f)->source(), Source::kInProcess);
   EXPECT_THAT((*f)->fallback_reason(), HasSubstr(options.server));
   ExpectEagerValuesAndGradients(**f);
@@ -360,7 +344,7 @@ TEST(ClientRetryTest, UnavailableIsRetriedUntilTheDaemonIsUp) {
       client.Compile(testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
   late_start.join();
   ASSERT_NE(daemon, nullptr);
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   EXPECT_EQ((*f)->source(), Source::kServer) << (*f)->fallback_reason();
 }
 
@@ -376,7 +360,7 @@ TEST(ClientDefaultDaemonTest, StartsADetachedDaemonThatExitsWhenIdle) {
   Client first(options);
   EXPECT_EQ(first.target(), "unix:" + socket);
   auto f = first.Compile(graph);
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   EXPECT_EQ((*f)->source(), Source::kServer) << (*f)->fallback_reason();
   EXPECT_TRUE(std::filesystem::exists(socket));
   EXPECT_TRUE(std::filesystem::exists(DefaultDataDir() + "/aotcached.log"));
@@ -384,7 +368,7 @@ TEST(ClientDefaultDaemonTest, StartsADetachedDaemonThatExitsWhenIdle) {
   // A second client finds the running daemon: the entry is a hit.
   Client second(options);
   auto g = second.Compile(graph);
-  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_THAT(g, IsOk());
   EXPECT_EQ((*g)->status(), v1::COMPILE_STATUS_HIT);
 
   // Idle for 2 s, it exits and removes its socket.
@@ -396,10 +380,10 @@ TEST(ClientDefaultDaemonTest, StartsADetachedDaemonThatExitsWhenIdle) {
   // The first client notices (compiling in process once) and starts it
   // again; the store kept the entry.
   auto h = first.Compile(graph);
-  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_THAT(h, IsOk());
   EXPECT_EQ((*h)->source(), Source::kInProcess);
   auto k = first.Compile(graph);
-  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_THAT(k, IsOk());
   EXPECT_EQ((*k)->source(), Source::kServer) << (*k)->fallback_reason();
   EXPECT_EQ((*k)->status(), v1::COMPILE_STATUS_HIT);
 }
@@ -408,7 +392,7 @@ TEST(FindAotcachedTest, HonoursTheVariableAndSaysWhatItSearched) {
   {
     ScopedEnv aotcached("AOTCACHED", std::string(AOTCACHED_PATH));
     auto found = FindAotcached();
-    ASSERT_TRUE(found.ok()) << found.status();
+    ASSERT_THAT(found, IsOk());
     EXPECT_EQ(*found, AOTCACHED_PATH);
   }
   {

@@ -3,15 +3,18 @@
 #include "core/graph/op_registry.h"
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 TEST(OpSchemaTest, ParsesAliasAnnotationsAndDefaults) {
   absl::StatusOr<OpSchema> s = ParseOpSchema(
       "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> "
       "Tensor(a!)");
-  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->QualifiedName(), "aten.add_.Tensor");
   ASSERT_EQ(s->args.size(), 3u);
   EXPECT_EQ(s->args[0].alias.set, 'a');
@@ -28,12 +31,12 @@ TEST(OpSchemaTest, ParsesTuplesViewsAndDefaultOverload) {
   absl::StatusOr<OpSchema> ln = ParseOpSchema(
       "native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? "
       "weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)");
-  ASSERT_TRUE(ln.ok()) << ln.status();
+  ASSERT_THAT(ln, IsOk());
   EXPECT_EQ(ln->QualifiedName(), "aten.native_layer_norm.default");
   EXPECT_EQ(ln->returns.size(), 3u);
   absl::StatusOr<OpSchema> view =
       ParseOpSchema("view(Tensor(a) self, SymInt[] size) -> Tensor(a)");
-  ASSERT_TRUE(view.ok()) << view.status();
+  ASSERT_THAT(view, IsOk());
   EXPECT_EQ(view->returns[0].alias.set, 'a');
   EXPECT_FALSE(view->returns[0].alias.is_write);
 }

@@ -7,9 +7,12 @@
 #include "core/graph/validate.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 // Validates a one-node graph over inputs "a" and "b" and returns its result.
 absl::StatusOr<Meta> Infer(const std::string& a_meta, const std::string& b_meta,
@@ -41,7 +44,7 @@ constexpr char kD0[] =
 TEST(ShapeInferenceTest, BroadcastsTrailingDims) {
   absl::StatusOr<Meta> m = Infer(
       kF2x3, kF3, Node("aten.add.Tensor", R"({"node": "a"}, {"node": "b"})"));
-  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_THAT(m, IsOk());
   EXPECT_EQ(m->shape, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(m->stride, (std::vector<int64_t>{3, 1}));
 }
@@ -49,21 +52,21 @@ TEST(ShapeInferenceTest, BroadcastsTrailingDims) {
 TEST(ShapeInferenceTest, IntTensorTimesPythonFloatIsFloat32) {
   absl::StatusOr<Meta> m = Infer(
       kI2x3, kF3, Node("aten.mul.Tensor", R"({"node": "a"}, {"float": 0.5})"));
-  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_THAT(m, IsOk());
   EXPECT_EQ(m->dtype, v1::DTYPE_FLOAT32);
 }
 
 TEST(ShapeInferenceTest, ZeroDimDoubleDoesNotPromoteFloatTensor) {
   absl::StatusOr<Meta> m = Infer(
       kF2x3, kD0, Node("aten.add.Tensor", R"({"node": "a"}, {"node": "b"})"));
-  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_THAT(m, IsOk());
   EXPECT_EQ(m->dtype, v1::DTYPE_FLOAT32);
 }
 
 TEST(ShapeInferenceTest, IntDivisionIsTrueDivision) {
   absl::StatusOr<Meta> m = Infer(
       kI2x3, kF3, Node("aten.div.Tensor", R"({"node": "a"}, {"int": 2})"));
-  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_THAT(m, IsOk());
   EXPECT_EQ(m->dtype, v1::DTYPE_FLOAT32);
 }
 
@@ -72,45 +75,45 @@ TEST(ShapeInferenceTest, SumOfIntsIsInt64AndComparisonsAreBool) {
       kI2x3, kF3,
       Node("aten.sum.dim_IntList",
            R"({"node": "a"}, {"ints": {"values": [0]}}, {"bool": true})"));
-  ASSERT_TRUE(sum.ok()) << sum.status();
+  ASSERT_THAT(sum, IsOk());
   EXPECT_EQ(sum->shape, (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(sum->dtype, v1::DTYPE_INT64);
   absl::StatusOr<Meta> lt = Infer(
       kF2x3, kF3, Node("aten.lt.Tensor", R"({"node": "a"}, {"node": "b"})"));
-  ASSERT_TRUE(lt.ok());
+  ASSERT_THAT(lt, IsOk());
   EXPECT_EQ(lt->dtype, v1::DTYPE_BOOL);
 }
 
 TEST(ShapeInferenceTest, ViewsHaveExactStridesAndOffsets) {
   absl::StatusOr<Meta> t =
       Infer(kF2x3, kF3, Node("aten.t.default", R"({"node": "a"})"));
-  ASSERT_TRUE(t.ok());
+  ASSERT_THAT(t, IsOk());
   EXPECT_EQ(t->stride, (std::vector<int64_t>{1, 3}));
   absl::StatusOr<Meta> slice = Infer(
       kF2x3, kF3,
       Node(
           "aten.slice.Tensor",
           R"({"node": "a"}, {"int": 1}, {"int": 1}, {"int": 9223372036854775807}, {"int": 1})"));
-  ASSERT_TRUE(slice.ok()) << slice.status();
+  ASSERT_THAT(slice, IsOk());
   EXPECT_EQ(slice->shape, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(slice->offset, 1);
   absl::StatusOr<Meta> sel = Infer(
       kF2x3, kF3,
       Node("aten.select.int", R"({"node": "a"}, {"int": 0}, {"int": -1})"));
-  ASSERT_TRUE(sel.ok());
+  ASSERT_THAT(sel, IsOk());
   EXPECT_EQ(sel->shape, (std::vector<int64_t>{3}));
   EXPECT_EQ(sel->offset, 3);
   absl::StatusOr<Meta> ex =
       Infer(kF3, kF3,
             Node("aten.expand.default",
                  R"({"node": "a"}, {"ints": {"values": [4, -1]}})"));
-  ASSERT_TRUE(ex.ok());
+  ASSERT_THAT(ex, IsOk());
   EXPECT_EQ(ex->shape, (std::vector<int64_t>{4, 3}));
   EXPECT_EQ(ex->stride, (std::vector<int64_t>{0, 1}));
   absl::StatusOr<Meta> un =
       Infer(kF2x3, kF3,
             Node("aten.unsqueeze.default", R"({"node": "a"}, {"int": 1})"));
-  ASSERT_TRUE(un.ok());
+  ASSERT_THAT(un, IsOk());
   EXPECT_EQ(un->stride, (std::vector<int64_t>{3, 3, 1}));
 }
 
@@ -121,7 +124,7 @@ TEST(ShapeInferenceTest, ViewOfTransposedNeedsCompatibleStrides) {
       Infer(kTransposed, kF3,
             Node("aten.view.default",
                  R"({"node": "a"}, {"ints": {"values": [3, 2, 1]}})"));
-  ASSERT_TRUE(split.ok()) << split.status();
+  ASSERT_THAT(split, IsOk());
   EXPECT_EQ(split->stride, (std::vector<int64_t>{1, 3, 3}));
   EXPECT_FALSE(Infer(kTransposed, kF3,
                      Node("aten.view.default",
@@ -139,7 +142,7 @@ TEST(ShapeInferenceTest, AZeroDimTensorViewsAsAnyShapeOfOneElement) {
               Node("aten.view.default",
                    absl::StrCat(R"({"node": "a"}, {"ints": {"values": )", size,
                                 "}}")));
-    ASSERT_TRUE(v.ok()) << size << ": " << v.status();
+    ASSERT_THAT(v, IsOk());
     EXPECT_EQ(v->stride, std::vector<int64_t>(v->shape.size(), 1));
   }
   EXPECT_FALSE(Infer(kScalar, kF3,
@@ -158,7 +161,7 @@ TEST(ShapeInferenceTest, LayerNormStatisticsKeepLeadingDims) {
     "outputs": ["mean"]})";
   v1::Graph g = testing::GraphFromJson(json);
   absl::StatusOr<ResolvedGraph> r = ValidateGraph(g);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->values[r->outputs[0]].meta.shape,
             (std::vector<int64_t>{4, 5, 1}));
 }

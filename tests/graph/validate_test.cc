@@ -10,10 +10,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
@@ -97,7 +99,7 @@ class MalformedGraphTest : public ::testing::TestWithParam<MalformedCase> {};
 TEST(GoodGraphTest, BaseGraphIsValid) {
   v1::Graph g = testing::GraphFromJson(kGoodGraph);
   absl::StatusOr<Analysis> a = Analyze(g, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   EXPECT_EQ(a->mode, v1::MODE_TRAINING);
 }
 

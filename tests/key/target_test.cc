@@ -5,10 +5,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/scoped_env.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::testing::HasSubstr;
 
 v1::Target Target(const std::string& arch, const std::string& abi,
@@ -21,10 +23,11 @@ v1::Target Target(const std::string& arch, const std::string& abi,
 }
 
 TEST(TargetTest, KnownTargetsAreValid) {
-  EXPECT_TRUE(ValidateTarget(v1::Target()).ok());
-  EXPECT_TRUE(ValidateTarget(Target("x86_64", "linux-gnu", "x86-64-v3")).ok());
-  EXPECT_TRUE(ValidateTarget(Target("aarch64", "linux", "armv8-a")).ok());
-  EXPECT_TRUE(ValidateTarget(Target("x86_64", "", "")).ok());
+  EXPECT_THAT(ValidateTarget(v1::Target()), IsOk());
+  EXPECT_THAT(ValidateTarget(Target("x86_64", "linux-gnu", "x86-64-v3")),
+              IsOk());
+  EXPECT_THAT(ValidateTarget(Target("aarch64", "linux", "armv8-a")), IsOk());
+  EXPECT_THAT(ValidateTarget(Target("x86_64", "", "")), IsOk());
 }
 
 TEST(TargetTest, EachUnknownFieldIsNamed) {
@@ -52,10 +55,10 @@ TEST(TargetTest, EachUnknownFieldIsNamed) {
 
 TEST(TargetTest, ACpuLevelRunsOnItsOwnAndLaterLevels) {
   v1::Target v3 = Target("x86_64", "linux-gnu", "x86-64-v3");
-  EXPECT_TRUE(CpuLevelRunsOn("x86-64", v3).ok());
-  EXPECT_TRUE(CpuLevelRunsOn("", v3).ok());
-  EXPECT_TRUE(CpuLevelRunsOn("x86-64-v2", v3).ok());
-  EXPECT_TRUE(CpuLevelRunsOn("x86-64-v3", v3).ok());
+  EXPECT_THAT(CpuLevelRunsOn("x86-64", v3), IsOk());
+  EXPECT_THAT(CpuLevelRunsOn("", v3), IsOk());
+  EXPECT_THAT(CpuLevelRunsOn("x86-64-v2", v3), IsOk());
+  EXPECT_THAT(CpuLevelRunsOn("x86-64-v3", v3), IsOk());
   absl::Status later = CpuLevelRunsOn("x86-64-v4", v3);
   EXPECT_TRUE(absl::IsFailedPrecondition(later)) << later;
   EXPECT_THAT(later.message(), HasSubstr("'x86-64-v4'"));
@@ -70,9 +73,9 @@ TEST(TargetTest, ACpuLevelRunsOnItsOwnAndLaterLevels) {
 TEST(TargetTest, TheHostRunsItsOwnLevelAndIsValid) {
   testing::ScopedEnv unset("AOTCACHE_TARGET_CPU", std::nullopt);
   v1::Target host = HostTarget();
-  EXPECT_TRUE(ValidateTarget(host).ok()) << host.ShortDebugString();
+  EXPECT_THAT(ValidateTarget(host), IsOk());
   EXPECT_FALSE(host.cpu().empty());
-  EXPECT_TRUE(CpuLevelRunsOn(host.cpu(), host).ok());
+  EXPECT_THAT(CpuLevelRunsOn(host.cpu(), host), IsOk());
 }
 
 TEST(TargetTest, TheEnvironmentLowersTheHostsLevelButNeverRaisesIt) {

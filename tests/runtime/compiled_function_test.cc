@@ -19,10 +19,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/value_fixtures.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 absl::StatusOr<CompilePlan> Plan(const v1::Graph& graph) {
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
@@ -41,22 +44,22 @@ TEST_P(CompiledFunctionEagerTest, ForwardBehavesLikeEager) {
   absl::StatusOr<CompilePlan> plan = Plan(graph);
   if (absl::IsUnimplemented(plan.status()))
     GTEST_SKIP() << plan.status().message();
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ReferenceBackend backend;
   absl::StatusOr<v1::Artifact> forward = CompileForward(*plan, backend);
-  ASSERT_TRUE(forward.ok()) << forward.status();
+  ASSERT_THAT(forward, IsOk());
   // Loaded from the artifact's bytes alone.
   v1::Artifact reloaded;
   ASSERT_TRUE(reloaded.ParseFromString(forward->SerializeAsString()));
   auto f = CompiledFunction::Load(reloaded, plan->metadata);
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
 
   std::vector<Tensor> inputs = eager.inputs;
   std::vector<Tensor> originals = eager.inputs;
   auto result = (*f)->Forward(&inputs);
   if (absl::IsUnimplemented(result.status()))
     GTEST_SKIP() << result.status().message();
-  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_THAT(result, IsOk());
   ASSERT_EQ(result->outputs.size(), eager.outputs.size());
   for (size_t j = 0; j < eager.outputs.size(); ++j) {
     EXPECT_EQ(testing::CompareValues(result->outputs[j], eager.outputs[j]), "")
@@ -93,20 +96,22 @@ TEST(CompiledFunctionTest, RefusesABackwardOfAnotherForward) {
   ReferenceBackend backend;
   auto mlp = Plan(testing::LoadGraphOrDie("graphs/mlp_mse__rg.json"));
   auto ln = Plan(testing::LoadGraphOrDie("graphs/layer_norm_softmax__rg.json"));
-  ASSERT_TRUE(mlp.ok() && ln.ok());
+  ASSERT_THAT(mlp, IsOk());
+  ASSERT_THAT(ln, IsOk());
   auto mlp_fw = CompileForward(*mlp, backend);
   auto ln_fw = CompileForward(*ln, backend);
-  ASSERT_TRUE(mlp_fw.ok() && ln_fw.ok());
+  ASSERT_THAT(mlp_fw, IsOk());
+  ASSERT_THAT(ln_fw, IsOk());
   auto ln_bw = CompileBackward(*ln, *ln_fw, backend);
-  ASSERT_TRUE(ln_bw.ok()) << ln_bw.status();
+  ASSERT_THAT(ln_bw, IsOk());
   auto f = CompiledFunction::Load(*mlp_fw, mlp->metadata);
-  ASSERT_TRUE(f.ok());
+  ASSERT_THAT(f, IsOk());
   absl::Status st = (*f)->AttachBackward(*ln_bw);
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition) << st;
   EXPECT_NE(std::string(st.message()).find("pairs with"), std::string::npos);
   auto mlp_bw = CompileBackward(*mlp, *mlp_fw, backend);
-  ASSERT_TRUE(mlp_bw.ok());
-  EXPECT_TRUE((*f)->AttachBackward(*mlp_bw).ok());
+  ASSERT_THAT(mlp_bw, IsOk());
+  EXPECT_THAT((*f)->AttachBackward(*mlp_bw), IsOk());
 }
 
 TEST(CompiledFunctionTest, BackwardCoercesExpandedTangentsAndReturnsNone) {
@@ -124,19 +129,20 @@ TEST(CompiledFunctionTest, BackwardCoercesExpandedTangentsAndReturnsNone) {
   })json");
   ReferenceBackend backend;
   auto plan = Plan(g);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   auto fw = CompileForward(*plan, backend);
   auto bw = CompileBackward(*plan, *fw, backend);
-  ASSERT_TRUE(fw.ok() && bw.ok());
+  ASSERT_THAT(fw, IsOk());
+  ASSERT_THAT(bw, IsOk());
   auto f = CompiledFunction::Load(*fw, plan->metadata);
-  ASSERT_TRUE(f.ok());
-  ASSERT_TRUE((*f)->AttachBackward(*bw).ok());
+  ASSERT_THAT(f, IsOk());
+  ASSERT_THAT((*f)->AttachBackward(*bw), IsOk());
   std::vector<Tensor> inputs = {Tensor::Contiguous({2, 3}, v1::DTYPE_FLOAT32),
                                 Tensor::Contiguous({2, 3}, v1::DTYPE_FLOAT32)};
   float* x = reinterpret_cast<float*>(inputs[0].storage_data());
   for (int i = 0; i < 6; ++i) x[i] = static_cast<float>(i) - 2.5f;  // y = 0
   auto out = (*f)->Forward(&inputs);
-  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT(out, IsOk());
   // A stride-0 tangent, as out.sum().backward() passes.
   Tensor one = Tensor::Contiguous({}, v1::DTYPE_FLOAT32);
   *reinterpret_cast<float*>(one.storage_data()) = 1.0f;
@@ -144,7 +150,7 @@ TEST(CompiledFunctionTest, BackwardCoercesExpandedTangentsAndReturnsNone) {
   expanded.shape = {2, 3};
   expanded.stride = {0, 0};
   auto grads = (*f)->Backward(out->saved, {one.View(expanded)});
-  ASSERT_TRUE(grads.ok()) << grads.status();
+  ASSERT_THAT(grads, IsOk());
   ASSERT_EQ(grads->inputs.size(), 2u);
   ASSERT_TRUE(grads->inputs[0].has_value());
   EXPECT_FALSE(grads->inputs[1].has_value()) << "y must get None, not zeros";
@@ -160,16 +166,16 @@ TEST(CompiledFunctionTest, HandsTheEpilogueToCallersThatApplyItThemselves) {
   testing::EagerRun eager =
       testing::LoadEagerRun("input_mutation_simple__nrg.json");
   auto plan = Plan(graph);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ReferenceBackend backend;
   auto fw = CompileForward(*plan, backend);
-  ASSERT_TRUE(fw.ok());
+  ASSERT_THAT(fw, IsOk());
   auto f = CompiledFunction::Load(*fw, plan->metadata);
-  ASSERT_TRUE(f.ok());
+  ASSERT_THAT(f, IsOk());
   ASSERT_EQ((*f)->forward_convention().num_mutated_inputs(), 1);
   std::vector<double> before = eager.inputs[0].ToDoubles();
   auto raw = (*f)->RunForwardArtifact(eager.inputs);
-  ASSERT_TRUE(raw.ok()) << raw.status();
+  ASSERT_THAT(raw, IsOk());
   EXPECT_EQ(eager.inputs[0].ToDoubles(), before) << "the caller's tensor moved";
   EXPECT_EQ(testing::CompareValues((*raw)[0], eager.inputs_after[0]), "");
   EXPECT_EQ(testing::CompareValues((*raw)[1], eager.outputs[0]), "");
@@ -191,12 +197,12 @@ TEST(CompiledFunctionTest, AViewPastItsStorageIsRefusedNotRead) {
        "grad_mode": "GRAD_MODE_ENABLED"}],
     "outputs": ["y"]})json");
   absl::StatusOr<CompilePlan> plan = Plan(graph);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ReferenceBackend backend;
   absl::StatusOr<v1::Artifact> forward = CompileForward(*plan, backend);
-  ASSERT_TRUE(forward.ok()) << forward.status();
+  ASSERT_THAT(forward, IsOk());
   auto f = CompiledFunction::Load(*forward, plan->metadata);
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   std::vector<Tensor> inputs = {Tensor::Contiguous({4}, v1::DTYPE_FLOAT32)};
   auto result = (*f)->Forward(&inputs);
   EXPECT_TRUE(absl::IsInvalidArgument(result.status())) << result.status();
@@ -216,12 +222,12 @@ TEST(CompiledFunctionTest, AnInputPastItsStorageIsRefusedNotRead) {
                "grad_mode": "GRAD_MODE_ENABLED"}],
     "outputs": ["y"]})json");
   absl::StatusOr<CompilePlan> plan = Plan(graph);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   absl::StatusOr<v1::Artifact> forward =
       CompileForward(*plan, ReferenceBackend());
-  ASSERT_TRUE(forward.ok()) << forward.status();
+  ASSERT_THAT(forward, IsOk());
   auto f = CompiledFunction::Load(*forward, plan->metadata);
-  ASSERT_TRUE(f.ok()) << f.status();
+  ASSERT_THAT(f, IsOk());
   std::vector<float> memory(2);
   std::vector<Tensor> inputs = {Tensor::Borrow(
       memory.data(), 2, ContiguousMeta({4096}, v1::DTYPE_FLOAT32))};
@@ -238,13 +244,13 @@ TEST(BufferPlanTest, PlannedPeakIsBelowEveryIntermediateInItsOwnMemory) {
                            "assorted_ops__nrg.json", "mlp_mse__rg.json",
                            "layer_norm_softmax__rg.json"}) {
     auto plan = Plan(testing::LoadGraphOrDie(std::string("graphs/") + file));
-    ASSERT_TRUE(plan.ok()) << file << plan.status();
+    ASSERT_THAT(plan, IsOk());
     auto fw = CompileForward(*plan, backend);
-    ASSERT_TRUE(fw.ok());
+    ASSERT_THAT(fw, IsOk());
     v1::Artifact artifact = *fw;
     if (plan->backward_graph.has_value()) {
       auto bw = CompileBackward(*plan, *fw, backend);
-      ASSERT_TRUE(bw.ok());
+      ASSERT_THAT(bw, IsOk());
       artifact = *bw;
     }
     v1::ReferenceProgram program;
@@ -258,14 +264,14 @@ TEST(BufferPlanTest, PlannedPeakIsBelowEveryIntermediateInItsOwnMemory) {
 // alone computes it.
 TEST(BufferPlanTest, PlannedMemoryIsReusedSafelyByConcurrentRuns) {
   auto plan = Plan(testing::LoadGraphOrDie("graphs/mlp_mse__nrg.json"));
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   auto fw = CompileForward(*plan, ReferenceBackend());
-  ASSERT_TRUE(fw.ok()) << fw.status();
+  ASSERT_THAT(fw, IsOk());
   v1::ReferenceProgram program;
   ASSERT_TRUE(program.ParseFromString(fw->payload()));
   ASSERT_GT(program.slot_bytes_size(), 0);
   auto executor = GraphExecutor::Create(program);
-  ASSERT_TRUE(executor.ok()) << executor.status();
+  ASSERT_THAT(executor, IsOk());
   const ResolvedGraph resolved =
       *ValidateGraph(program.graph(), InternalGraphLimits());
   // Inputs that differ per seed, and what a lone Run gives for each.
@@ -285,7 +291,7 @@ TEST(BufferPlanTest, PlannedMemoryIsReusedSafelyByConcurrentRuns) {
   std::vector<std::vector<double>> alone;
   for (int seed = 0; seed < kThreads; ++seed) {
     auto out = (*executor)->Run(inputs_for(seed));
-    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_THAT(out, IsOk());
     alone.push_back((*out)[0].ToDoubles());
   }
   std::vector<int> mismatches(kThreads, 0);

@@ -14,10 +14,13 @@
 #include "core/runtime/graph_executor.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/value_fixtures.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 class EagerValuesTest : public ::testing::TestWithParam<std::string> {};
 
@@ -27,12 +30,12 @@ TEST_P(EagerValuesTest, FunctionalGraphComputesEagerValues) {
   testing::EagerRun eager = testing::LoadEagerRun(file);
   if (eager.uses_rng) GTEST_SKIP() << "RNG";
   absl::StatusOr<Analysis> a = Analyze(graph, v1::CompileOptions());
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   absl::StatusOr<v1::Graph> functional = FunctionalGraph(*a);
-  ASSERT_TRUE(functional.ok()) << functional.status();
+  ASSERT_THAT(functional, IsOk());
   absl::StatusOr<std::unique_ptr<GraphExecutor>> exec =
       GraphExecutor::Create(*functional);
-  ASSERT_TRUE(exec.ok()) << exec.status();
+  ASSERT_THAT(exec, IsOk());
 
   // Inputs: each synthetic base is a 1-D view of its whole storage, at its
   // first member's place; the other members are dropped.
@@ -55,7 +58,7 @@ TEST_P(EagerValuesTest, FunctionalGraphComputesEagerValues) {
     }
   }
   absl::StatusOr<std::vector<Tensor>> out = (*exec)->Run(inputs);
-  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT(out, IsOk());
 
   size_t k = 0;
   for (int i = 0; i < vmd.inputs_size(); ++i) {
@@ -77,9 +80,9 @@ TEST_P(EagerValuesTest, OriginalGraphRunsWithEagerSemantics) {
   if (eager.uses_rng) GTEST_SKIP() << "RNG";
   absl::StatusOr<std::unique_ptr<GraphExecutor>> exec =
       GraphExecutor::Create(graph);
-  ASSERT_TRUE(exec.ok()) << exec.status();
+  ASSERT_THAT(exec, IsOk());
   absl::StatusOr<std::vector<Tensor>> out = (*exec)->Run(eager.inputs);
-  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT(out, IsOk());
   ASSERT_EQ(out->size(), eager.outputs.size());
   for (int i = 0; i < graph.inputs_size(); ++i) {
     // The input's memory seen through its layout after the call (t_ and

@@ -13,10 +13,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::testing::HasSubstr;
 
 // x -> a = neg(x) -> b = relu(a) -> c = exp(b); d = sin(x); e = add(c, d).
@@ -69,13 +71,13 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> WithKernel(
 TEST(FusedKernelChecksTest, AKernelAbsorbingALaterNodeRunsAtItsTurn) {
   // Runs at a's turn, outputs b (read by c, after).
   auto e = WithKernel({1, 0}, {kX}, {kB});
-  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_THAT(e, IsOk());
   Tensor x = Tensor::Contiguous({4}, v1::DTYPE_FLOAT32);
   const std::vector<double> xs = {-1.5, 0.0, 2.0, -0.25};
   for (int i = 0; i < 4; ++i)
     StoreFrom<double>(x.storage_data(), x.dtype(), i, xs[i]);
   auto out = (*e)->Run({x});
-  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT(out, IsOk());
   const std::vector<double> got = (*out)[0].ToDoubles();
   for (int i = 0; i < 4; ++i) {
     const double want = std::exp(std::max(-xs[i], 0.0)) + std::sin(xs[i]);
@@ -110,7 +112,7 @@ TEST(FusedKernelChecksTest, AnotherKernelsOutputIsReadOnlyOnceItRan) {
   EXPECT_THAT(e.status().message(), HasSubstr("read before it runs"));
   // At c's turn (2), b's kernel (turn 1) has run.
   e = WithKernels({Kernel({1}, {kA}, {kB}), Kernel({2}, {kB}, {kC})});
-  EXPECT_TRUE(e.ok()) << e.status();
+  EXPECT_THAT(e, IsOk());
 }
 
 TEST(FusedKernelChecksTest, OutputsMustBeTheKernelsNodesResults) {

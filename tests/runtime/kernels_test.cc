@@ -7,9 +7,12 @@
 #include "core/runtime/graph_executor.h"
 #include "gtest/gtest.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 // Runs one node `op(x, y?, extra...)` over inputs with the given metas.
 absl::StatusOr<Tensor> RunOne(const std::string& inputs_json,
@@ -52,35 +55,35 @@ TEST(KernelsTest, ZeroSizeInputs) {
   auto add = RunOne(In("x", "0, 3") + "," + In("y", "3"),
                     Op("aten.add.Tensor", R"({"node": "x"}, {"node": "y"})"),
                     {empty, row});
-  ASSERT_TRUE(add.ok()) << add.status();
+  ASSERT_THAT(add, IsOk());
   EXPECT_EQ(add->shape(), (std::vector<int64_t>{0, 3}));
   auto sum = RunOne(In("x", "0, 3"), Op("aten.sum.default", R"({"node": "x"})"),
                     {empty});
-  ASSERT_TRUE(sum.ok()) << sum.status();
+  ASSERT_THAT(sum, IsOk());
   EXPECT_EQ(sum->ToDoubles(), std::vector<double>{0.0});
   auto mean = RunOne(In("x", "0, 3"),
                      Op("aten.mean.default", R"({"node": "x"})"), {empty});
-  ASSERT_TRUE(mean.ok());
+  ASSERT_THAT(mean, IsOk());
   EXPECT_TRUE(
       std::isnan(mean->ToDoubles()[0]));  // torch: mean of nothing is nan
   Tensor w = Iota({3, 2});
   auto mm = RunOne(In("x", "0, 3") + "," + In("w", "3, 2"),
                    Op("aten.mm.default", R"({"node": "x"}, {"node": "w"})"),
                    {empty, w});
-  ASSERT_TRUE(mm.ok());
+  ASSERT_THAT(mm, IsOk());
   EXPECT_EQ(mm->shape(), (std::vector<int64_t>{0, 2}));
   auto softmax = RunOne(In("x", "0, 3"),
                         Op("aten._softmax.default",
                            R"({"node": "x"}, {"int": 1}, {"bool": false})"),
                         {empty});
-  ASSERT_TRUE(softmax.ok());
+  ASSERT_THAT(softmax, IsOk());
   EXPECT_EQ(softmax->numel(), 0);
   Tensor two = Iota({2, 3});
   auto cat =
       RunOne(In("x", "0, 3") + "," + In("y", "2, 3"),
              Op("aten.cat.default", R"({"nodes": {"names": ["x", "y"]}})"),
              {empty, two});
-  ASSERT_TRUE(cat.ok());
+  ASSERT_THAT(cat, IsOk());
   EXPECT_EQ(cat->ToDoubles(), two.ToDoubles());
 }
 
@@ -95,21 +98,21 @@ TEST(KernelsTest, StridedAndBroadcastInputs) {
   auto add = RunOne(In("x", "3, 2", "1, 3") + "," + In("c", "3, 1"),
                     Op("aten.add.Tensor", R"({"node": "x"}, {"node": "c"})"),
                     {x, col});
-  ASSERT_TRUE(add.ok()) << add.status();
+  ASSERT_THAT(add, IsOk());
   // x = [[0,3],[1,4],[2,5]] + [[0],[1],[2]]
   EXPECT_EQ(add->ToDoubles(), (std::vector<double>{0, 3, 2, 5, 4, 7}));
   Tensor w = Iota({2, 2});
   auto mm =
       RunOne(In("x", "3, 2", "1, 3") + "," + In("w", "2, 2"),
              Op("aten.mm.default", R"({"node": "x"}, {"node": "w"})"), {x, w});
-  ASSERT_TRUE(mm.ok());
+  ASSERT_THAT(mm, IsOk());
   // [[0,3],[1,4],[2,5]] @ [[0,1],[2,3]]
   EXPECT_EQ(mm->ToDoubles(), (std::vector<double>{6, 9, 8, 13, 10, 17}));
   auto sum = RunOne(
       In("x", "3, 2", "1, 3"),
       Op("aten.sum.dim_IntList", R"({"node": "x"}, {"ints": {"values": [0]}})"),
       {x});
-  ASSERT_TRUE(sum.ok());
+  ASSERT_THAT(sum, IsOk());
   EXPECT_EQ(sum->ToDoubles(), (std::vector<double>{3, 12}));
 }
 
@@ -121,13 +124,13 @@ TEST(KernelsTest, NanPropagatesThroughMaximumAndAmax) {
   d[2] = 3;
   auto amax =
       RunOne(In("x", "3"), Op("aten.amax.default", R"({"node": "x"})"), {x});
-  ASSERT_TRUE(amax.ok());
+  ASSERT_THAT(amax, IsOk());
   EXPECT_TRUE(std::isnan(amax->ToDoubles()[0]));
   auto max =
       RunOne(In("x", "3") + "," + In("y", "3"),
              Op("aten.maximum.default", R"({"node": "x"}, {"node": "y"})"),
              {x, Iota({3})});
-  ASSERT_TRUE(max.ok());
+  ASSERT_THAT(max, IsOk());
   std::vector<double> m = max->ToDoubles();
   EXPECT_EQ(m[0], 1);
   EXPECT_TRUE(std::isnan(m[1]));

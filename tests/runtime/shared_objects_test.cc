@@ -15,10 +15,12 @@
 #include "core/paths/data_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::testing::HasSubstr;
 
 std::string SharedObjectReturning(const std::string& symbol, int value) {
@@ -26,13 +28,13 @@ std::string SharedObjectReturning(const std::string& symbol, int value) {
       CompileSharedObject("extern \"C\" int " + symbol + "() { return " +
                               std::to_string(value) + "; }\n",
                           HostCompilerOptions());
-  EXPECT_TRUE(so.ok()) << so.status();
+  EXPECT_THAT(so, IsOk());
   return so.value_or("");
 }
 
 int Call(void* handle, const std::string& symbol) {
   absl::StatusOr<void*> fn = FindSymbol(handle, symbol);
-  EXPECT_TRUE(fn.ok()) << fn.status();
+  EXPECT_THAT(fn, IsOk());
   return fn.ok() ? reinterpret_cast<int (*)()>(*fn)() : -1;
 }
 
@@ -44,7 +46,7 @@ TEST(SharedObjectsTest, AFileSwappedInTheDirIsNeverLoaded) {
   std::ofstream(dir + "/" + Sha256Hex(genuine) + ".so", std::ios::binary)
       << forged;
   absl::StatusOr<void*> handle = OpenSharedObject(genuine);
-  ASSERT_TRUE(handle.ok()) << handle.status();
+  ASSERT_THAT(handle, IsOk());
   EXPECT_EQ(Call(*handle, "answer"), 42);
 }
 
@@ -58,7 +60,7 @@ TEST(SharedObjectsTest, ADirOtherUsersCanWriteIsRefused) {
   EXPECT_THAT(handle.status().message(), HasSubstr("writable by other users"));
   ASSERT_EQ(chmod(dir.c_str(), 0700), 0);
   handle = OpenSharedObject(so);
-  ASSERT_TRUE(handle.ok()) << handle.status();
+  ASSERT_THAT(handle, IsOk());
   EXPECT_EQ(Call(*handle, "refused"), 1);
 }
 

@@ -20,10 +20,13 @@
 #include "gtest/gtest.h"
 #include "server/compile_service.h"
 #include "tests/store/store_entries.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 constexpr size_t kMiB = size_t{1} << 20;
 
@@ -33,7 +36,7 @@ class ArtifactStreamTest : public ::testing::Test {
     StoreOptions options;
     options.path = dir_.path() + "/store";
     auto store = RocksDbStore::Open(options);
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_THAT(store, IsOk());
     store_ = *std::move(store);
     cache_ = std::make_unique<Cache>(store_.get(), &backend_, CacheOptions());
     service_ = std::make_unique<CompileServiceImpl>(
@@ -57,7 +60,7 @@ class ArtifactStreamTest : public ::testing::Test {
   // Stores artifact i of `size` bytes; its digest.
   std::string Store(int i, size_t size) {
     auto [entry, artifact] = testing::NumberedEntry(i, size);
-    EXPECT_TRUE(store_->Put(entry, {artifact}).ok());
+    EXPECT_THAT(store_->Put(entry, {artifact}), IsOk());
     return entry.forward_digest();
   }
 
@@ -100,7 +103,7 @@ TEST_F(ArtifactStreamTest, ArtifactsOfAnySizeArriveWhole) {
     std::string bytes;
     int64_t total = -1;
     grpc::Status status = Fetch(digest, &bytes, &total);
-    ASSERT_TRUE(status.ok()) << status.error_message();
+    ASSERT_THAT(status, IsOk());
     EXPECT_EQ(total, static_cast<int64_t>(size));
     EXPECT_EQ(bytes.size(), size);
     EXPECT_EQ(Sha256Hex(bytes), digest);
@@ -125,7 +128,7 @@ TEST_F(ArtifactStreamTest, ADownloadPastTheBudgetIsResourceExhausted) {
       << status.error_message();
   EXPECT_TRUE(bytes.empty());
   in_flight_.Give(in_flight_.limit() - kMiB);
-  EXPECT_TRUE(Fetch(digest, &bytes, &total).ok());
+  EXPECT_THAT(Fetch(digest, &bytes, &total), IsOk());
   EXPECT_EQ(bytes.size(), 3 * kMiB);
 }
 

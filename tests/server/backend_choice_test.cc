@@ -8,11 +8,13 @@
 #include "gtest/gtest.h"
 #include "server/daemon.h"
 #include "tests/testing/scoped_env.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::ScopedEnv;
 using ::aotcache::testing::TempDir;
 
@@ -29,7 +31,7 @@ TEST(BackendChoiceTest, AutoIsNativeWhenTheCompilerRuns) {
   TempDir dir;
   ScopedEnv cxx("AOTCACHE_CXX", std::nullopt);
   auto daemon = StartWith(dir, "auto");
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   EXPECT_EQ((*daemon)->backend_name(), "native");
 }
 
@@ -37,7 +39,7 @@ TEST(BackendChoiceTest, AutoIsReferenceWithoutACompiler) {
   TempDir dir;
   ScopedEnv cxx("AOTCACHE_CXX", "/nonexistent/c++");
   auto daemon = StartWith(dir, "auto");
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   EXPECT_EQ((*daemon)->backend_name(), "reference");
 }
 
@@ -47,7 +49,7 @@ TEST(BackendChoiceTest, NativeWithoutACompilerIsAnErrorAndReferenceIsChosen) {
   auto native = StartWith(dir, "native");
   EXPECT_TRUE(absl::IsFailedPrecondition(native.status())) << native.status();
   auto reference = StartWith(dir, "reference");
-  ASSERT_TRUE(reference.ok()) << reference.status();
+  ASSERT_THAT(reference, IsOk());
   EXPECT_EQ((*reference)->backend_name(), "reference");
 }
 
@@ -68,7 +70,7 @@ TEST(BackendChoiceTest, AutoIsReferenceWhenTheCompilerCannotLinkKernels) {
   TempDir dir, tools;
   ScopedEnv cxx("AOTCACHE_CXX", CompilerThatCannotLink(tools));
   auto daemon = StartWith(dir, "auto");
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   EXPECT_EQ((*daemon)->backend_name(), "reference");
 }
 

@@ -13,12 +13,15 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "server/daemon.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::google::protobuf::util::MessageDifferencer;
 
 v1::CompileRequest Request(const std::string& fixture) {
@@ -71,33 +74,17 @@ TEST(CompileFramesTest, AResponseFrameIsACompileResponse) {
       << decoded.DebugString();
 }
 
-class CompileHitPathTest : public ::testing::Test {
+class CompileHitPathTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    DaemonOptions options;
-    options.data_dir = dir_.path();
-    auto daemon = Daemon::Start(options);
-    ASSERT_TRUE(daemon.ok()) << daemon.status();
-    daemon_ = *std::move(daemon);
-    channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", daemon_->port()),
-                                   grpc::InsecureChannelCredentials());
-    compile_ = v1::CompileService::NewStub(channel_);
-  }
-
   v1::CompileResponse Compile(const v1::CompileRequest& r) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::seconds(30));
     v1::CompileResponse response;
     grpc::Status status = compile_->Compile(&ctx, r, &response);
-    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_THAT(status, IsOk());
     return response;
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<Daemon> daemon_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::CompileService::Stub> compile_;
 };
 
 TEST_F(CompileHitPathTest, ARepeatedRequestGetsTheFullPathsAnswer) {

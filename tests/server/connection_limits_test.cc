@@ -21,11 +21,13 @@
 #include "gtest/gtest.h"
 #include "server/connection_gate.h"
 #include "server/daemon.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
 
 int OpenDescriptors() {
@@ -80,10 +82,10 @@ TEST(ConnectionLimitsTest, HalfOpenConnectionsCannotStarveTheDaemon) {
   options.connections.max_total = 16;
   options.idle_connection_timeout = std::chrono::seconds(1);
   auto daemon = Daemon::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   const std::string tcp = absl::StrCat("127.0.0.1:", (*daemon)->port());
   const std::string unix_socket = "unix:" + (*daemon)->socket_path();
-  ASSERT_TRUE(Stats(tcp).ok());
+  ASSERT_THAT(Stats(tcp), IsOk());
 
   const int before = OpenDescriptors();
   std::vector<int> attack;
@@ -96,7 +98,7 @@ TEST(ConnectionLimitsTest, HalfOpenConnectionsCannotStarveTheDaemon) {
   // per-peer limit of the others (and a few of its own).
   EXPECT_LE(OpenDescriptors() - before, 300 + 8 + 4);
   grpc::Status st = Stats(unix_socket);
-  EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_THAT(st, IsOk());
 
   // The ones it took are closed after the idle timeout.
   int closed = 0;
@@ -117,7 +119,7 @@ TEST(ConnectionLimitsTest, HalfOpenConnectionsCannotStarveTheDaemon) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     st = Stats(tcp);
   }
-  EXPECT_TRUE(st.ok()) << st.error_message();
+  EXPECT_THAT(st, IsOk());
 }
 
 TEST(ConnectionLimitsTest, TheOpenFileLimitIsRaisedToItsHardLimit) {

@@ -19,11 +19,14 @@
 #include "gtest/gtest.h"
 #include "server/daemon.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/wrapping_backend.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
 
 v1::CompileRequest Request(const std::string& fixture) {
@@ -33,37 +36,28 @@ v1::CompileRequest Request(const std::string& fixture) {
 }
 
 // The reference backend, whose first compile waits until released.
-class HeldBackend final : public Backend {
- public:
-  absl::string_view name() const override { return inner_.name(); }
-  absl::string_view version() const override { return inner_.version(); }
-
- private:
-  absl::StatusOr<v1::Artifact> CompileCanonical(
-      const v1::Graph& graph, const ArtifactSpec& spec) const override {
-    if (!entered.HasBeenNotified()) {
-      entered.Notify();
-      release.WaitForNotification();
-    }
-    return inner_.Compile(graph, spec);
+struct HeldBackend {
+  HeldBackend() {
+    backend.before_compile = [this](const ArtifactSpec&) {
+      if (!entered.HasBeenNotified()) {
+        entered.Notify();
+        release.WaitForNotification();
+      }
+    };
   }
-
- public:
-  mutable absl::Notification entered;
+  testing::WrappingBackend backend;
+  absl::Notification entered;
   absl::Notification release;
-
- private:
-  ReferenceBackend inner_;
 };
 
 TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
   TempDir dir;
-  HeldBackend backend;
+  HeldBackend hold;
   DaemonOptions options;
   options.data_dir = dir.path();
-  options.backend = &backend;
+  options.backend = &hold.backend;
   auto daemon = Daemon::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   std::string server = absl::StrCat("127.0.0.1:", (*daemon)->port());
   auto compile_on_a_new_channel = [&](v1::CompileResponse* response) {
     auto stub = v1::CompileService::NewStub(
@@ -78,7 +72,7 @@ TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
   v1::CompileResponse slow_response;
   std::thread slow(
       [&] { slow_status = compile_on_a_new_channel(&slow_response); });
-  backend.entered.WaitForNotification();
+  hold.entered.WaitForNotification();
   std::atomic<bool> shut_down{false};
   std::thread stopper([&] {
     (*daemon)->Shutdown(std::chrono::seconds(20));
@@ -89,7 +83,7 @@ TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
   v1::CompileResponse refused;
   EXPECT_FALSE(compile_on_a_new_channel(&refused).ok())
       << "a draining daemon took a new call";
-  backend.release.Notify();
+  hold.release.Notify();
   slow.join();
   stopper.join();
   EXPECT_TRUE(slow_status.ok())
@@ -102,14 +96,14 @@ TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
 // refused at once (RESOURCE_EXHAUSTED), not decoded.
 TEST(DaemonLimitsTest, RequestsPastTheBytesInFlightAreRefused) {
   TempDir dir;
-  HeldBackend backend;
+  HeldBackend hold;
   DaemonOptions options;
   options.data_dir = dir.path();
-  options.backend = &backend;
+  options.backend = &hold.backend;
   const v1::CompileRequest held = Request("mlp_mse__rg.json");
   options.max_bytes_in_flight = static_cast<int64_t>(held.ByteSizeLong()) + 100;
   auto daemon = Daemon::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   auto stub = v1::CompileService::NewStub(
       grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*daemon)->port()),
                           grpc::InsecureChannelCredentials()));
@@ -119,7 +113,7 @@ TEST(DaemonLimitsTest, RequestsPastTheBytesInFlightAreRefused) {
     v1::CompileResponse response;
     held_status = stub->Compile(&ctx, held, &response);
   });
-  backend.entered.WaitForNotification();
+  hold.entered.WaitForNotification();
   {
     grpc::ClientContext ctx;
     v1::CompileResponse response;
@@ -139,9 +133,9 @@ TEST(DaemonLimitsTest, RequestsPastTheBytesInFlightAreRefused) {
     EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
         << st.error_message();
   }
-  backend.release.Notify();
+  hold.release.Notify();
   first.join();
-  EXPECT_TRUE(held_status.ok()) << held_status.error_message();
+  EXPECT_THAT(held_status, IsOk());
   // The bytes were given back: the same request now goes through.
   grpc::ClientContext ctx;
   v1::CompileResponse response;
@@ -181,7 +175,7 @@ TEST(DaemonDrainTest, CompilesPastTheDrainDeadlineAreKilled) {
   options.data_dir = dir.path();
   options.backend = &backend;
   auto daemon = Daemon::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   auto stub = v1::CompileService::NewStub(
       grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*daemon)->port()),
                           grpc::InsecureChannelCredentials()));

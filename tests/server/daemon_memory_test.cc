@@ -40,11 +40,13 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "server/daemon.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
@@ -163,7 +165,7 @@ TEST(DaemonMemoryTest, ConcurrentLargeRequestsStayNearTheBudget) {
   AotcachedProcess daemon({absl::StrCat("--max_bytes_in_flight=", budget)});
   auto stub = v1::CompileService::NewStub(daemon.Channel());
   grpc::Status first = Compile(*stub, Request(3, 0));
-  ASSERT_TRUE(first.ok()) << first.error_message();
+  ASSERT_THAT(first, IsOk());
   const int64_t idle = daemon.Status("VmRSS");
   ASSERT_GT(idle, 0);
 
@@ -183,7 +185,7 @@ TEST(DaemonMemoryTest, ConcurrentLargeRequestsStayNearTheBudget) {
   }
   for (std::thread& t : clients) t.join();
   const int64_t peak = daemon.Status("VmHWM");
-  EXPECT_TRUE(Compile(*stub, Request(3, 1)).ok());
+  EXPECT_THAT(Compile(*stub, Request(3, 1)), IsOk());
 
   int admitted = 0;
   int over_budget = 0;
@@ -291,7 +293,7 @@ TEST(DaemonMemoryTest, UnreadDownloadsAreBoundedAndCancelled) {
   request.set_artifacts_by_reference(true);
   v1::CompileResponse compiled;
   grpc::Status status = Compile(*stub, request, &compiled);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_THAT(status, IsOk());
   v1::FetchArtifactRequest fetch;
   fetch.set_digest(compiled.forward_digest());
   const int64_t idle = daemon.Status("VmRSS");
@@ -331,7 +333,7 @@ TEST(DaemonMemoryTest, UnreadDownloadsAreBoundedAndCancelled) {
     served = probe();
   }
   const absl::Duration took = absl::Now() - start;
-  EXPECT_TRUE(served.ok()) << served.error_message();
+  EXPECT_THAT(served, IsOk());
   const int64_t peak = daemon.Status("VmHWM");
   std::cout << "idle " << idle / kMiB << " MiB, peak " << peak / kMiB
             << " MiB; downloads served again after " << took << "\n";

@@ -24,12 +24,15 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/store/store_entries.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
 
 // A Compile request for a fixture graph, for an x86-64 Linux target.
@@ -41,42 +44,22 @@ v1::CompileRequest Request(const std::string& fixture) {
   return r;
 }
 
-class DaemonTest : public ::testing::Test {
+class DaemonTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    DaemonOptions options;
-    options.data_dir = dir_.path();
+  DaemonOptions Options() override {
+    DaemonOptions options = DaemonFixture::Options();
     options.max_graph_nodes = 50;
     options.max_request_bytes = 1 << 20;
-    auto daemon = Daemon::Start(options);
-    ASSERT_TRUE(daemon.ok()) << daemon.status();
-    daemon_ = *std::move(daemon);
-    auto channel =
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", daemon_->port()),
-                            grpc::InsecureChannelCredentials());
-    compile_ = v1::CompileService::NewStub(channel);
-    admin_ = v1::AdminService::NewStub(channel);
+    return options;
   }
-
-  grpc::Status Compile(const v1::CompileRequest& r, v1::CompileResponse* out) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() +
-                     std::chrono::seconds(30));
-    return compile_->Compile(&ctx, r, out);
-  }
-
-  TempDir dir_;
-  std::unique_ptr<Daemon> daemon_;
-  std::unique_ptr<v1::CompileService::Stub> compile_;
-  std::unique_ptr<v1::AdminService::Stub> admin_;
 };
 
 TEST_F(DaemonTest, MissHitAndLazyBackward) {
   v1::CompileResponse first, second;
-  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &first).ok());
+  ASSERT_THAT(Compile(Request("mlp_mse__rg.json"), &first), IsOk());
   EXPECT_EQ(first.status(), v1::COMPILE_STATUS_MISS);
   EXPECT_EQ(first.backward(), v1::BACKWARD_STATE_PENDING);
-  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &second).ok());
+  ASSERT_THAT(Compile(Request("mlp_mse__rg.json"), &second), IsOk());
   EXPECT_EQ(second.status(), v1::COMPILE_STATUS_HIT);
   EXPECT_EQ(second.forward().calling_convention_hash(),
             first.forward().calling_convention_hash());
@@ -86,12 +69,12 @@ TEST_F(DaemonTest, MissHitAndLazyBackward) {
   v1::GetBackwardRequest bw_request;
   bw_request.set_key(first.key());
   v1::GetBackwardResponse bw;
-  ASSERT_TRUE(compile_->GetBackward(&ctx, bw_request, &bw).ok());
+  ASSERT_THAT(compile_->GetBackward(&ctx, bw_request, &bw), IsOk());
   EXPECT_EQ(bw.backward().pairs_with(),
             first.forward().calling_convention_hash());
 
   v1::CompileResponse third;
-  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &third).ok());
+  ASSERT_THAT(Compile(Request("mlp_mse__rg.json"), &third), IsOk());
   EXPECT_EQ(third.backward(), v1::BACKWARD_STATE_READY);
 }
 
@@ -104,9 +87,9 @@ TEST_F(DaemonTest, RandomOpsAreCachedAndHit) {
                "grad_mode": "GRAD_MODE_ENABLED"}],
     "outputs": ["out"]})json");
   v1::CompileResponse first, second;
-  ASSERT_TRUE(Compile(r, &first).ok());
+  ASSERT_THAT(Compile(r, &first), IsOk());
   EXPECT_EQ(first.status(), v1::COMPILE_STATUS_MISS);
-  ASSERT_TRUE(Compile(r, &second).ok());
+  ASSERT_THAT(Compile(r, &second), IsOk());
   EXPECT_EQ(second.status(), v1::COMPILE_STATUS_HIT);
   EXPECT_EQ(second.key(), first.key());
 }
@@ -182,13 +165,13 @@ TEST_F(DaemonTest, OversizeRequestsAreResourceExhausted) {
 
 TEST_F(DaemonTest, AdminListsShowsDeletesAndVerifies) {
   v1::CompileResponse a, b;
-  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &a).ok());
-  ASSERT_TRUE(Compile(Request("layer_norm_softmax__nrg.json"), &b).ok());
-  ASSERT_TRUE(Compile(Request("mlp_mse__rg.json"), &a).ok());  // A hit.
+  ASSERT_THAT(Compile(Request("mlp_mse__rg.json"), &a), IsOk());
+  ASSERT_THAT(Compile(Request("layer_norm_softmax__nrg.json"), &b), IsOk());
+  ASSERT_THAT(Compile(Request("mlp_mse__rg.json"), &a), IsOk());  // A hit.
   {
     grpc::ClientContext ctx;
     v1::StatsResponse stats;
-    ASSERT_TRUE(admin_->Stats(&ctx, v1::StatsRequest(), &stats).ok());
+    ASSERT_THAT(admin_->Stats(&ctx, v1::StatsRequest(), &stats), IsOk());
     EXPECT_EQ(stats.hits(), 1);
     EXPECT_EQ(stats.misses(), 2);
   }
@@ -197,7 +180,7 @@ TEST_F(DaemonTest, AdminListsShowsDeletesAndVerifies) {
     v1::ListEntriesRequest list;
     list.set_page_size(1);
     v1::ListEntriesResponse page;
-    ASSERT_TRUE(admin_->ListEntries(&ctx, list, &page).ok());
+    ASSERT_THAT(admin_->ListEntries(&ctx, list, &page), IsOk());
     EXPECT_EQ(page.entries_size(), 1);
     EXPECT_FALSE(page.next_page_token().empty());
   }
@@ -206,7 +189,7 @@ TEST_F(DaemonTest, AdminListsShowsDeletesAndVerifies) {
     v1::GetEntryRequest get;
     get.set_key(a.key());
     v1::LookupResponse entry;
-    ASSERT_TRUE(admin_->GetEntry(&ctx, get, &entry).ok());
+    ASSERT_THAT(admin_->GetEntry(&ctx, get, &entry), IsOk());
     EXPECT_EQ(entry.entry().mode(), v1::MODE_TRAINING);
   }
   {
@@ -214,7 +197,7 @@ TEST_F(DaemonTest, AdminListsShowsDeletesAndVerifies) {
     v1::DeleteEntryRequest del;
     del.set_key(a.key());
     v1::DeleteEntryResponse deleted;
-    ASSERT_TRUE(admin_->DeleteEntry(&ctx, del, &deleted).ok());
+    ASSERT_THAT(admin_->DeleteEntry(&ctx, del, &deleted), IsOk());
   }
   {
     grpc::ClientContext ctx;
@@ -227,7 +210,7 @@ TEST_F(DaemonTest, AdminListsShowsDeletesAndVerifies) {
   {
     grpc::ClientContext ctx;
     v1::VerifyResponse report;
-    ASSERT_TRUE(admin_->Verify(&ctx, v1::VerifyRequest(), &report).ok());
+    ASSERT_THAT(admin_->Verify(&ctx, v1::VerifyRequest(), &report), IsOk());
     EXPECT_EQ(report.checked(), 1);
     EXPECT_EQ(report.corrupt_size(), 0);
   }
@@ -241,24 +224,24 @@ TEST(DaemonPagesTest, AHugePageSizeGetsACappedPage) {
     StoreOptions store_options;
     store_options.path = dir.path() + "/store";
     auto store = RocksDbStore::Open(store_options);
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_THAT(store, IsOk());
     for (int i = 0; i < 1001; ++i) {
       auto [entry, artifact] = testing::NumberedEntry(i, 64);
-      ASSERT_TRUE((*store)->Put(entry, {artifact}).ok());
+      ASSERT_THAT((*store)->Put(entry, {artifact}), IsOk());
     }
   }
   DaemonOptions options;
   options.data_dir = dir.path();
   options.backend_name = "reference";
   auto daemon = Daemon::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   auto admin = v1::AdminService::NewStub(grpc::CreateChannel(
       "unix:" + (*daemon)->socket_path(), grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   v1::ListEntriesRequest list;
   list.set_page_size(std::numeric_limits<int32_t>::max());
   v1::ListEntriesResponse page;
-  ASSERT_TRUE(admin->ListEntries(&ctx, list, &page).ok());
+  ASSERT_THAT(admin->ListEntries(&ctx, list, &page), IsOk());
   EXPECT_EQ(page.entries_size(), 1000);
   EXPECT_FALSE(page.next_page_token().empty());
 }
@@ -266,13 +249,13 @@ TEST(DaemonPagesTest, AHugePageSizeGetsACappedPage) {
 TEST_F(DaemonTest, GetBackwardCarryingTheRequestSurvivesADeletedEntry) {
   v1::CompileRequest request = Request("mlp_mse__rg.json");
   v1::CompileResponse forward;
-  ASSERT_TRUE(Compile(request, &forward).ok());
+  ASSERT_THAT(Compile(request, &forward), IsOk());
   {
     grpc::ClientContext ctx;
     v1::DeleteEntryRequest del;
     del.set_key(forward.key());
     v1::DeleteEntryResponse deleted;
-    ASSERT_TRUE(admin_->DeleteEntry(&ctx, del, &deleted).ok());
+    ASSERT_THAT(admin_->DeleteEntry(&ctx, del, &deleted), IsOk());
   }
   v1::GetBackwardRequest by_key_only;
   by_key_only.set_key(forward.key());
@@ -286,7 +269,7 @@ TEST_F(DaemonTest, GetBackwardCarryingTheRequestSurvivesADeletedEntry) {
   *with_request.mutable_request() = request;
   grpc::ClientContext ctx;
   grpc::Status status = compile_->GetBackward(&ctx, with_request, &backward);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_THAT(status, IsOk());
   EXPECT_EQ(backward.backward().pairs_with(),
             forward.forward().calling_convention_hash());
   EXPECT_EQ(backward.backward_digest().size(), 64u);
@@ -328,9 +311,9 @@ TEST_F(DaemonTest, AnswersTheStandardHealthCheck) {
   grpc::Status status =
       grpc::internal::BlockingUnaryCall<grpc::ByteBuffer, grpc::ByteBuffer>(
           channel.get(), check, &ctx, request, &response);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_THAT(status, IsOk());
   std::vector<grpc::Slice> slices;
-  ASSERT_TRUE(response.Dump(&slices).ok());
+  ASSERT_THAT(response.Dump(&slices), IsOk());
   std::string bytes;
   for (const grpc::Slice& slice : slices) {
     bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
@@ -357,24 +340,24 @@ TEST(DaemonStartTest, ReplacesTheStaleSocketOfAKilledDaemon) {
   options.listen = "";
   options.data_dir = dir.path();
   auto daemon = Daemon::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   auto channel = grpc::CreateChannel("unix:" + socket_path,
                                      grpc::InsecureChannelCredentials());
   auto admin = v1::AdminService::NewStub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   v1::StatsResponse stats;
-  EXPECT_TRUE(admin->Stats(&ctx, v1::StatsRequest(), &stats).ok());
+  EXPECT_THAT(admin->Stats(&ctx, v1::StatsRequest(), &stats), IsOk());
 }
 
 TEST_F(DaemonTest, EntriesSurviveARestart) {
   v1::CompileResponse first;
-  ASSERT_TRUE(Compile(Request("layer_norm_softmax__rg.json"), &first).ok());
+  ASSERT_THAT(Compile(Request("layer_norm_softmax__rg.json"), &first), IsOk());
   daemon_->Shutdown(std::chrono::seconds(5));
   daemon_.reset();
   SetUp();  // A new daemon on the same data dir.
   v1::CompileResponse again;
-  ASSERT_TRUE(Compile(Request("layer_norm_softmax__rg.json"), &again).ok());
+  ASSERT_THAT(Compile(Request("layer_norm_softmax__rg.json"), &again), IsOk());
   EXPECT_EQ(again.status(), v1::COMPILE_STATUS_HIT);
 }
 
@@ -387,7 +370,7 @@ TEST(DaemonStartTest, RemovesWhatAKilledDaemonsCompilesLeft) {
   options.data_dir = dir.path();
   options.listen = "";
   auto daemon = Daemon::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   EXPECT_FALSE(std::filesystem::exists(stale));
   EXPECT_TRUE(std::filesystem::is_directory(CompilerTempRoot(dir.path())));
 }
@@ -425,7 +408,7 @@ TEST(AotcachedProcessTest, SigtermDrainsAndExitsZero) {
     if (reaped == 0) usleep(50 * 1000);
   }
   if (reaped == 0) kill(pid, SIGKILL);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_THAT(status, IsOk());
   ASSERT_EQ(reaped, pid) << "aotcached did not exit after SIGTERM";
   ASSERT_TRUE(WIFEXITED(wstatus));
   EXPECT_EQ(WEXITSTATUS(wstatus), 0);

@@ -22,11 +22,13 @@
 #include "gtest/gtest.h"
 #include "server/daemon.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
 
 constexpr int64_t kDiskBytes = int64_t{48} << 20;
@@ -57,7 +59,7 @@ class DiskFullTest : public ::testing::Test {
     options.backend_name = "reference";
     options.min_free_bytes = kMinFree;
     auto daemon = Daemon::Start(options);
-    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    ASSERT_THAT(daemon, IsOk());
     daemon_ = *std::move(daemon);
     auto channel = grpc::CreateChannel("unix:" + daemon_->socket_path(),
                                        grpc::InsecureChannelCredentials());
@@ -73,14 +75,14 @@ class DiskFullTest : public ::testing::Test {
                      std::chrono::seconds(60));
     v1::CompileResponse response;
     grpc::Status st = compile_->Compile(&ctx, r, &response);
-    EXPECT_TRUE(st.ok()) << fixture << ": " << st.error_message();
+    EXPECT_THAT(st, IsOk());
     return response;
   }
 
   v1::StatsResponse Stats() {
     grpc::ClientContext ctx;
     v1::StatsResponse stats;
-    EXPECT_TRUE(admin_->Stats(&ctx, v1::StatsRequest(), &stats).ok());
+    EXPECT_THAT(admin_->Stats(&ctx, v1::StatsRequest(), &stats), IsOk());
     return stats;
   }
 
@@ -166,7 +168,7 @@ TEST(DiskSpaceTest, TheLogReservesNoSpaceAhead) {
     options.listen = "";
     options.backend_name = "reference";
     auto daemon = Daemon::Start(options);
-    ASSERT_TRUE(daemon.ok()) << daemon.status();
+    ASSERT_THAT(daemon, IsOk());
     auto compile = v1::CompileService::NewStub(
         grpc::CreateChannel("unix:" + (*daemon)->socket_path(),
                             grpc::InsecureChannelCredentials()));
@@ -174,7 +176,7 @@ TEST(DiskSpaceTest, TheLogReservesNoSpaceAhead) {
     *r.mutable_graph() = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
     grpc::ClientContext ctx;
     v1::CompileResponse response;
-    ASSERT_TRUE(compile->Compile(&ctx, r, &response).ok());
+    ASSERT_THAT(compile->Compile(&ctx, r, &response), IsOk());
     EXPECT_EQ(response.not_stored_reason(), "");
     EXPECT_EQ((*daemon)->store_write_problem(), "");
     const std::filesystem::space_info space = std::filesystem::space(disk);

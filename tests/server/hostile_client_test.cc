@@ -16,12 +16,15 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "server/daemon.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
 
 // x [2, 3] float32 -> neg -> y; a constant c [3]; add(y, c) -> z.
@@ -260,41 +263,16 @@ std::vector<Case> Cases() {
   return cases;
 }
 
-class HostileClientTest : public ::testing::Test {
+class HostileClientTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    DaemonOptions options;
-    options.data_dir = dir_.path();
-    auto daemon = Daemon::Start(options);
-    ASSERT_TRUE(daemon.ok()) << daemon.status();
-    daemon_ = *std::move(daemon);
-    auto channel =
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", daemon_->port()),
-                            grpc::InsecureChannelCredentials());
-    compile_ = v1::CompileService::NewStub(channel);
-    admin_ = v1::AdminService::NewStub(channel);
-  }
-
-  grpc::Status Compile(const v1::CompileRequest& r, v1::CompileResponse* out) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() +
-                     std::chrono::seconds(60));
-    return compile_->Compile(&ctx, r, out);
-  }
-
   // The well-formed client: served whatever came before.
   void ExpectServed() {
     v1::CompileRequest r;
     *r.mutable_graph() = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
     v1::CompileResponse response;
     grpc::Status st = Compile(r, &response);
-    EXPECT_TRUE(st.ok()) << st.error_message();
+    EXPECT_THAT(st, IsOk());
   }
-
-  TempDir dir_;
-  std::unique_ptr<Daemon> daemon_;
-  std::unique_ptr<v1::CompileService::Stub> compile_;
-  std::unique_ptr<v1::AdminService::Stub> admin_;
 };
 
 TEST_F(HostileClientTest, MalformedCompilesGetClearErrorsAndOthersAreServed) {
@@ -303,7 +281,7 @@ TEST_F(HostileClientTest, MalformedCompilesGetClearErrorsAndOthersAreServed) {
   {
     v1::CompileResponse response;
     grpc::Status st = Compile(base, &response);
-    ASSERT_TRUE(st.ok()) << "the base request itself: " << st.error_message();
+    ASSERT_THAT(st, IsOk());
   }
   const std::vector<Case> cases = Cases();
   EXPECT_GE(cases.size(), 60u);  // With the admin test's: about 90.
@@ -395,7 +373,7 @@ TEST_F(HostileClientTest, MalformedAdminAndFetchCallsGetClearErrors) {
   ExpectServed();
   grpc::ClientContext ctx;
   v1::StatsResponse stats;
-  EXPECT_TRUE(admin_->Stats(&ctx, v1::StatsRequest(), &stats).ok());
+  EXPECT_THAT(admin_->Stats(&ctx, v1::StatsRequest(), &stats), IsOk());
 }
 
 }  // namespace

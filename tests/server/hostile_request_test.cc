@@ -19,29 +19,20 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "server/daemon.h"
+#include "tests/testing/daemon_fixture.h"
 #include "tests/testing/disguise.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
 
-class HostileRequestTest : public ::testing::Test {
+class HostileRequestTest : public testing::DaemonFixture {
  protected:
-  void SetUp() override {
-    DaemonOptions options;
-    options.data_dir = dir_.path();
-    auto daemon = Daemon::Start(options);
-    ASSERT_TRUE(daemon.ok()) << daemon.status();
-    daemon_ = *std::move(daemon);
-    auto channel =
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", daemon_->port()),
-                            grpc::InsecureChannelCredentials());
-    compile_ = v1::CompileService::NewStub(channel);
-  }
-
   grpc::Status Compile(const v1::Graph& graph, v1::CompileResponse* out,
                        bool keep_input_mutations = false,
                        const v1::Target& target = v1::Target()) {
@@ -63,10 +54,6 @@ class HostileRequestTest : public ::testing::Test {
                      std::chrono::seconds(60));
     return compile_->GetBackward(&ctx, r, out);
   }
-
-  TempDir dir_;
-  std::unique_ptr<Daemon> daemon_;
-  std::unique_ptr<v1::CompileService::Stub> compile_;
 };
 
 // The attack: compile the graph under names that carry code, so that the
@@ -75,16 +62,16 @@ TEST_F(HostileRequestTest, NamesNeverReachTheArtifactAVictimIsServed) {
   v1::Graph clean = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
   v1::CompileResponse poisoned, victim;
   grpc::Status st = Compile(testing::Disguised(clean), &poisoned);
-  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(poisoned.status(), v1::COMPILE_STATUS_MISS);
   v1::GetBackwardResponse poisoned_backward, victim_backward;
   st = Backward(poisoned.key(), &poisoned_backward);
-  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_THAT(st, IsOk());
 
-  ASSERT_TRUE(Compile(clean, &victim).ok());
+  ASSERT_THAT(Compile(clean, &victim), IsOk());
   EXPECT_EQ(victim.status(), v1::COMPILE_STATUS_HIT);
   EXPECT_EQ(victim.key(), poisoned.key());
-  ASSERT_TRUE(Backward(victim.key(), &victim_backward).ok());
+  ASSERT_THAT(Backward(victim.key(), &victim_backward), IsOk());
   for (const std::string& bytes :
        {DeterministicBytes(victim.forward()),
         DeterministicBytes(victim_backward.backward())}) {
@@ -99,12 +86,12 @@ TEST_F(HostileRequestTest, NamesNeverReachTheArtifactAVictimIsServed) {
   options.listen = "";
   daemon_.reset();
   auto fresh = Daemon::Start(options);
-  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  ASSERT_THAT(fresh, IsOk());
   auto channel = grpc::CreateChannel("unix:" + (*fresh)->socket_path(),
                                      grpc::InsecureChannelCredentials());
   compile_ = v1::CompileService::NewStub(channel);
   v1::CompileResponse reference;
-  ASSERT_TRUE(Compile(clean, &reference).ok());
+  ASSERT_THAT(Compile(clean, &reference), IsOk());
   EXPECT_EQ(reference.status(), v1::COMPILE_STATUS_MISS);
   EXPECT_EQ(DeterministicBytes(reference.forward()),
             DeterministicBytes(victim.forward()));
@@ -125,11 +112,11 @@ TEST_F(HostileRequestTest, MaximumWithANumberOperandCompilesWithABackward) {
       "outputs": ["m"]})json"));
     v1::CompileResponse response;
     grpc::Status st = Compile(g, &response);
-    ASSERT_TRUE(st.ok()) << op << ": " << st.error_message();
+    ASSERT_THAT(st, IsOk());
     EXPECT_EQ(response.mode(), v1::MODE_TRAINING) << op;
     v1::GetBackwardResponse backward;
     st = Backward(response.key(), &backward);
-    EXPECT_TRUE(st.ok()) << op << ": " << st.error_message();
+    EXPECT_THAT(st, IsOk());
   }
 }
 
@@ -143,7 +130,7 @@ TEST_F(HostileRequestTest, KeptMutationsOfAliasedInputsCompile) {
     grpc::Status st =
         Compile(testing::LoadGraphOrDie(absl::StrCat("graphs/", file)),
                 &response, /*keep_input_mutations=*/true);
-    EXPECT_TRUE(st.ok()) << file << ": " << st.error_message();
+    EXPECT_THAT(st, IsOk());
   }
 }
 
@@ -234,10 +221,10 @@ TEST_F(HostileRequestTest, TheCpuLevelIsKeyMaterial) {
 #endif
   v1::Graph g = testing::LoadGraphOrDie("graphs/mlp_mse__rg.json");
   v1::CompileResponse v4, v3, baseline, v4_again;
-  ASSERT_TRUE(Compile(g, &v4, false, X86Target("x86-64-v4")).ok());
-  ASSERT_TRUE(Compile(g, &v3, false, X86Target("x86-64-v3")).ok());
-  ASSERT_TRUE(Compile(g, &baseline, false, X86Target("")).ok());
-  ASSERT_TRUE(Compile(g, &v4_again, false, X86Target("x86-64-v4")).ok());
+  ASSERT_THAT(Compile(g, &v4, false, X86Target("x86-64-v4")), IsOk());
+  ASSERT_THAT(Compile(g, &v3, false, X86Target("x86-64-v3")), IsOk());
+  ASSERT_THAT(Compile(g, &baseline, false, X86Target("")), IsOk());
+  ASSERT_THAT(Compile(g, &v4_again, false, X86Target("x86-64-v4")), IsOk());
   EXPECT_EQ(v4.status(), v1::COMPILE_STATUS_MISS);
   EXPECT_EQ(v3.status(), v1::COMPILE_STATUS_MISS);
   EXPECT_EQ(baseline.status(), v1::COMPILE_STATUS_MISS);
@@ -247,7 +234,7 @@ TEST_F(HostileRequestTest, TheCpuLevelIsKeyMaterial) {
   EXPECT_EQ(v4_again.key(), v4.key());
   // The empty level is the architecture's baseline, spelled or not.
   v1::CompileResponse spelled;
-  ASSERT_TRUE(Compile(g, &spelled, false, X86Target("x86-64")).ok());
+  ASSERT_THAT(Compile(g, &spelled, false, X86Target("x86-64")), IsOk());
   EXPECT_EQ(spelled.status(), v1::COMPILE_STATUS_HIT);
   EXPECT_EQ(spelled.key(), baseline.key());
 }
@@ -274,7 +261,7 @@ TEST_F(HostileRequestTest, ABogusTargetIsRefusedAndPoisonsNothing) {
   }
   v1::CompileResponse served;
   grpc::Status st = Compile(g, &served, false, X86Target(""));
-  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_THAT(st, IsOk());
   EXPECT_EQ(served.status(), v1::COMPILE_STATUS_MISS);
 }
 
@@ -302,7 +289,7 @@ TEST(DaemonFilesTest, TheDataDirAndSocketAreTheOwnersWhateverTheUmask) {
   options.listen = "unix:" + listen_socket;
   auto daemon = Daemon::Start(options);
   umask(old);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   struct stat st;
   for (const std::string& made : {dir.path() + "/cache", data_dir}) {
     ASSERT_EQ(stat(made.c_str(), &st), 0) << made;
@@ -333,7 +320,7 @@ TEST(DaemonFilesTest, AnotherUserCannotSwapTheCompilersDirs) {
   options.data_dir = data_dir;
   options.backend_name = "native";
   auto daemon = Daemon::Start(options);
-  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  ASSERT_THAT(daemon, IsOk());
   struct stat st;
   ASSERT_EQ(lstat(root.c_str(), &st), 0);
   EXPECT_TRUE(S_ISDIR(st.st_mode));
@@ -348,7 +335,7 @@ TEST(DaemonFilesTest, AnotherUserCannotSwapTheCompilersDirs) {
   grpc::ClientContext ctx;
   v1::CompileResponse response;
   grpc::Status compiled = compile->Compile(&ctx, request, &response);
-  ASSERT_TRUE(compiled.ok()) << compiled.error_message();
+  ASSERT_THAT(compiled, IsOk());
   EXPECT_TRUE(std::filesystem::is_empty(attacker.path()));
 }
 
@@ -366,7 +353,7 @@ TEST(DaemonFilesTest, ADataDirOtherUsersCanWriteIsRefused) {
       << daemon.status();
   // Its group may write it (a volume mounted for the daemon's group).
   ASSERT_EQ(chmod(dir.path().c_str(), 0770), 0);
-  EXPECT_TRUE(Daemon::Start(options).ok());
+  EXPECT_THAT(Daemon::Start(options), IsOk());
   if (geteuid() != 0) return;  // Only root can give a dir away.
   ASSERT_EQ(chmod(dir.path().c_str(), 0700), 0);
   ASSERT_EQ(chown(dir.path().c_str(), 65534, 65534), 0);

@@ -16,9 +16,12 @@
 #include "gtest/gtest.h"
 #include "server/compile_service.h"
 #include "tests/testing/fixtures.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 constexpr char kGone[] = "store: IO error: the disk has gone";
 
@@ -86,7 +89,7 @@ TEST_F(StoreFailureTest, CompileAndBackwardAreAnsweredInline) {
   request.set_artifacts_by_reference(true);  // Asked for, but not stored.
   v1::CompileResponse response;
   grpc::Status status = stub_->Compile(Context().get(), request, &response);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_THAT(status, IsOk());
   EXPECT_EQ(response.status(), v1::COMPILE_STATUS_MISS);
   EXPECT_EQ(response.backward(), v1::BACKWARD_STATE_PENDING);
   EXPECT_EQ(response.forward_digest(), "");
@@ -98,7 +101,7 @@ TEST_F(StoreFailureTest, CompileAndBackwardAreAnsweredInline) {
   backward_request.set_artifact_by_reference(true);
   v1::GetBackwardResponse backward;
   status = stub_->GetBackward(Context().get(), backward_request, &backward);
-  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_THAT(status, IsOk());
   EXPECT_EQ(backward.backward_digest(), "");
   EXPECT_EQ(backward.backward().kind(), v1::ARTIFACT_KIND_BACKWARD);
   EXPECT_EQ(backward.backward().pairs_with(),

@@ -17,11 +17,13 @@
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
 #include "tests/testing/raw_store.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
 
 std::unique_ptr<RocksDbStore> OpenOrDie(
@@ -31,7 +33,7 @@ std::unique_ptr<RocksDbStore> OpenOrDie(
   options.now_micros = std::move(clock);
   absl::StatusOr<std::unique_ptr<RocksDbStore>> store =
       RocksDbStore::Open(options);
-  EXPECT_TRUE(store.ok()) << store.status();
+  EXPECT_THAT(store, IsOk());
   return store.ok() ? *std::move(store) : nullptr;
 }
 
@@ -60,14 +62,14 @@ TEST(RocksDbStoreTest, EntriesAndArtifactsPersistAcrossReopen) {
   auto art = Artifact("forward artifact bytes");
   {
     auto store = OpenOrDie(dir.path());
-    ASSERT_TRUE(store->Put(Entry(Key(1), art.first), {art}).ok());
+    ASSERT_THAT(store->Put(Entry(Key(1), art.first), {art}), IsOk());
   }
   auto store = OpenOrDie(dir.path());
   absl::StatusOr<v1::CacheEntry> e = store->Lookup(Key(1));
-  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_THAT(e, IsOk());
   EXPECT_EQ(e->forward_digest(), art.first);
   absl::StatusOr<std::string> bytes = store->GetArtifact(art.first);
-  ASSERT_TRUE(bytes.ok());
+  ASSERT_THAT(bytes, IsOk());
   EXPECT_EQ(*bytes, art.second);
   EXPECT_TRUE(absl::IsNotFound(store->Lookup(Key(2)).status()));
 }
@@ -129,8 +131,8 @@ TEST(RocksDbStoreTest, CorruptArtifactIsNeverServedAndVerifyRepairs) {
   auto b = Artifact("artifact b");
   {
     auto store = OpenOrDie(dir.path());
-    ASSERT_TRUE(store->Put(Entry(Key(1), a.first), {a}).ok());
-    ASSERT_TRUE(store->Put(Entry(Key(2), b.first), {b}).ok());
+    ASSERT_THAT(store->Put(Entry(Key(1), a.first), {a}), IsOk());
+    ASSERT_THAT(store->Put(Entry(Key(2), b.first), {b}), IsOk());
   }
   testing::EditRawStore(
       dir.path(), [&](rocksdb::DB* db, const std::string& name,
@@ -140,13 +142,13 @@ TEST(RocksDbStoreTest, CorruptArtifactIsNeverServedAndVerifyRepairs) {
         db->Put(rocksdb::WriteOptions(), cf, b.first, "tampered too");
       });
   auto store = OpenOrDie(dir.path());
-  EXPECT_TRUE(store->Lookup(Key(1)).ok()) << store->Lookup(Key(1)).status();
+  EXPECT_THAT(store->Lookup(Key(1)), IsOk());
   absl::StatusOr<std::string> read = store->GetArtifact(a.first);
   EXPECT_TRUE(absl::IsDataLoss(read.status())) << read.status();
   EXPECT_TRUE(
       absl::IsNotFound(store->GetArtifact(a.first).status()));  // Dropped.
   absl::StatusOr<RocksDbStore::VerifyReport> report = store->Verify();
-  ASSERT_TRUE(report.ok());
+  ASSERT_THAT(report, IsOk());
   EXPECT_EQ(report->corrupt, std::vector<std::string>{b.first});
   EXPECT_FALSE(store->HasArtifact(b.first));
 }
@@ -155,13 +157,13 @@ TEST(RocksDbStoreTest, SharedArtifactLivesUntilItsLastEntryGoes) {
   TempDir dir;
   auto store = OpenOrDie(dir.path());
   auto art = Artifact("shared");
-  ASSERT_TRUE(store->Put(Entry(Key(1), art.first), {art}).ok());
+  ASSERT_THAT(store->Put(Entry(Key(1), art.first), {art}), IsOk());
   ASSERT_TRUE(
       store->Put(Entry(Key(2), art.first), {}).ok());  // Already stored.
   EXPECT_EQ(*store->ReferenceCount(art.first), 2);
-  ASSERT_TRUE(store->Delete(Key(1)).ok());
+  ASSERT_THAT(store->Delete(Key(1)), IsOk());
   EXPECT_TRUE(store->HasArtifact(art.first));
-  ASSERT_TRUE(store->Delete(Key(2)).ok());
+  ASSERT_THAT(store->Delete(Key(2)), IsOk());
   EXPECT_FALSE(store->HasArtifact(art.first));
   EXPECT_EQ(*store->ReferenceCount(art.first), 0);
   EXPECT_TRUE(absl::IsNotFound(store->Delete(Key(2))));
@@ -172,12 +174,12 @@ TEST(RocksDbStoreTest, ReplacingAnEntryReleasesItsOldArtifacts) {
   auto store = OpenOrDie(dir.path());
   auto old_art = Artifact("old");
   auto new_art = Artifact("new");
-  ASSERT_TRUE(store->Put(Entry(Key(1), old_art.first), {old_art}).ok());
+  ASSERT_THAT(store->Put(Entry(Key(1), old_art.first), {old_art}), IsOk());
   v1::CacheEntry with_backward = Entry(Key(1), old_art.first);
   with_backward.set_backward_digest(new_art.first);
-  ASSERT_TRUE(store->Put(with_backward, {new_art}).ok());
+  ASSERT_THAT(store->Put(with_backward, {new_art}), IsOk());
   EXPECT_EQ(*store->ReferenceCount(old_art.first), 1);
-  ASSERT_TRUE(store->Put(Entry(Key(1), new_art.first), {}).ok());
+  ASSERT_THAT(store->Put(Entry(Key(1), new_art.first), {}), IsOk());
   EXPECT_FALSE(store->HasArtifact(old_art.first));
   EXPECT_TRUE(store->HasArtifact(new_art.first));
 }
@@ -222,7 +224,7 @@ TEST(RocksDbStoreTest, ConcurrentPutsAndDeletesNeverLoseASharedArtifact) {
   // Whatever entries remain reference an artifact that is there; the count
   // equals the number of entries.
   absl::StatusOr<RocksDbStore::Page> page = store->List("", 10000);
-  ASSERT_TRUE(page.ok());
+  ASSERT_THAT(page, IsOk());
   EXPECT_EQ(*store->ReferenceCount(art.first),
             static_cast<int64_t>(page->entries.size()));
   EXPECT_EQ(store->HasArtifact(art.first), !page->entries.empty());
@@ -232,11 +234,11 @@ TEST(RocksDbStoreTest, HitsAndLastAccessWithoutReadModifyWrite) {
   TempDir dir;
   int64_t now = 1000;
   auto store = OpenOrDie(dir.path(), [&] { return now; });
-  ASSERT_TRUE(store->RecordHit(Key(1)).ok());
+  ASSERT_THAT(store->RecordHit(Key(1)), IsOk());
   now = 5000;
-  ASSERT_TRUE(store->RecordHit(Key(1)).ok());
+  ASSERT_THAT(store->RecordHit(Key(1)), IsOk());
   absl::StatusOr<RocksDbStore::Access> access = store->GetAccess(Key(1));
-  ASSERT_TRUE(access.ok());
+  ASSERT_THAT(access, IsOk());
   EXPECT_EQ(access->hits, 2u);
   EXPECT_EQ(access->last_access_micros, 5000);
 }
@@ -247,12 +249,12 @@ TEST(RocksDbStoreTest, HitsBatchedInMemorySurviveAClose) {
   auto art = Artifact("a");
   {
     auto store = OpenOrDie(dir.path(), [&] { return now; });
-    ASSERT_TRUE(store->Put(Entry(Key(1), art.first), {art}).ok());
-    ASSERT_TRUE(store->Put(Entry(Key(2), art.first), {art}).ok());
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(store->RecordHit(Key(1)).ok());
+    ASSERT_THAT(store->Put(Entry(Key(1), art.first), {art}), IsOk());
+    ASSERT_THAT(store->Put(Entry(Key(2), art.first), {art}), IsOk());
+    for (int i = 0; i < 3; ++i) ASSERT_THAT(store->RecordHit(Key(1)), IsOk());
     now += 2'000'000;  // Past the batch's second: written with this one.
-    ASSERT_TRUE(store->RecordHit(Key(2)).ok());
-    ASSERT_TRUE(store->RecordHit(Key(1)).ok());  // Pending at close.
+    ASSERT_THAT(store->RecordHit(Key(2)), IsOk());
+    ASSERT_THAT(store->RecordHit(Key(1)), IsOk());  // Pending at close.
     EXPECT_EQ(store->GetAccess(Key(1))->hits, 4u);
   }
   auto store = OpenOrDie(dir.path());
@@ -265,12 +267,12 @@ TEST(RocksDbStoreTest, DeletingAnEntryDropsItsPendingHits) {
   TempDir dir;
   auto store = OpenOrDie(dir.path());
   auto art = Artifact("a");
-  ASSERT_TRUE(store->Put(Entry(Key(1), art.first), {art}).ok());
-  ASSERT_TRUE(store->RecordHit(Key(1)).ok());
-  ASSERT_TRUE(store->RecordHit(Key(1)).ok());
-  ASSERT_TRUE(store->Delete(Key(1)).ok());
+  ASSERT_THAT(store->Put(Entry(Key(1), art.first), {art}), IsOk());
+  ASSERT_THAT(store->RecordHit(Key(1)), IsOk());
+  ASSERT_THAT(store->RecordHit(Key(1)), IsOk());
+  ASSERT_THAT(store->Delete(Key(1)), IsOk());
   EXPECT_EQ(store->GetAccess(Key(1))->hits, 0u);
-  ASSERT_TRUE(store->Put(Entry(Key(1), art.first), {art}).ok());
+  ASSERT_THAT(store->Put(Entry(Key(1), art.first), {art}), IsOk());
   EXPECT_EQ(store->GetAccess(Key(1))->hits, 0u);
 }
 
@@ -279,13 +281,13 @@ TEST(RocksDbStoreTest, ListingPagesThroughEveryEntryOnce) {
   auto store = OpenOrDie(dir.path());
   auto art = Artifact("a");
   for (int i = 0; i < 25; ++i)
-    ASSERT_TRUE(store->Put(Entry(Key(i), art.first), {art}).ok());
+    ASSERT_THAT(store->Put(Entry(Key(i), art.first), {art}), IsOk());
   std::set<std::string> seen;
   std::string token;
   int pages = 0;
   do {
     absl::StatusOr<RocksDbStore::Page> page = store->List(token, 10);
-    ASSERT_TRUE(page.ok());
+    ASSERT_THAT(page, IsOk());
     for (const auto& e : page->entries)
       EXPECT_TRUE(seen.insert(e.key()).second);
     token = page->next_page_token;
@@ -304,9 +306,9 @@ TEST(RocksDbStoreTest, EveryDurabilityOpens) {
     options.path = dir.path();
     options.durability = d;
     auto store = RocksDbStore::Open(options);
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_THAT(store, IsOk());
     auto art = Artifact("d");
-    EXPECT_TRUE((*store)->Put(Entry(Key(1), art.first), {art}).ok());
+    EXPECT_THAT((*store)->Put(Entry(Key(1), art.first), {art}), IsOk());
   }
 }
 

@@ -15,18 +15,20 @@
 #include "gtest/gtest.h"
 #include "tests/store/store_entries.h"
 #include "tests/testing/raw_store.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
 namespace aotcache {
 namespace {
 
+using ::aotcache::testing::IsOk;
 using ::aotcache::testing::TempDir;
 
 std::string Key(int i) { return testing::NumberedKey(i); }
 
 void PutEntry(RocksDbStore& store, int i) {
   auto [entry, artifact] = testing::NumberedEntry(i, 100);
-  ASSERT_TRUE(store.Put(entry, {artifact}).ok());
+  ASSERT_THAT(store.Put(entry, {artifact}), IsOk());
 }
 
 absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(
@@ -68,7 +70,7 @@ void FlipByteAt(const std::string& file, double fraction) {
 
 int CountEntries(RocksDbStore& store) {
   absl::StatusOr<RocksDbStore::Page> page = store.List("", 1000000);
-  EXPECT_TRUE(page.ok()) << page.status();
+  EXPECT_THAT(page, IsOk());
   return page.ok() ? static_cast<int>(page->entries.size()) : -1;
 }
 
@@ -76,7 +78,7 @@ TEST(StoreDamageTest, AKilledWriterLosesNothingAcknowledged) {
   TempDir dir;
   WriteAndDie(dir.path(), 50, "wal");
   auto store = Open(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   EXPECT_EQ(CountEntries(**store), 50);
 }
 
@@ -84,14 +86,14 @@ TEST(StoreDamageTest, ACleanCloseLeavesNothingOnlyInTheLog) {
   TempDir dir;
   {
     auto store = Open(dir.path());
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_THAT(store, IsOk());
     for (int i = 0; i < 20; ++i) PutEntry(**store, i);
   }
   for (const std::string& wal : FilesEndingIn(dir.path(), ".log")) {
     std::filesystem::remove(wal);
   }
   auto store = Open(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   EXPECT_EQ(CountEntries(**store), 20);
 }
 
@@ -111,16 +113,16 @@ TEST(StoreDamageTest, ADamagedLogRefusesToOpenAndRepairSaysWhatWasLost) {
 
   absl::StatusOr<RocksDbStore::RepairReport> report =
       RocksDbStore::Repair(dir.path());
-  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_THAT(report, IsOk());
   auto store = Open(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   // What survived is what the report says, and all of it is served.
   EXPECT_EQ(CountEntries(**store), report->entries);
   EXPECT_LE(report->entries, 50);
   for (int i = 0; i < 50; ++i) {
     absl::StatusOr<v1::CacheEntry> e = (*store)->Lookup(Key(i));
     if (!e.ok()) continue;
-    EXPECT_TRUE((*store)->GetArtifact(e->forward_digest()).ok()) << i;
+    EXPECT_THAT((*store)->GetArtifact(e->forward_digest()), IsOk());
   }
 }
 
@@ -128,17 +130,17 @@ TEST(StoreDamageTest, AMissingCurrentFileIsRepaired) {
   TempDir dir;
   {
     auto store = Open(dir.path());
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_THAT(store, IsOk());
     for (int i = 0; i < 10; ++i) PutEntry(**store, i);
   }
   std::filesystem::remove(dir.path() + "/CURRENT");
   EXPECT_FALSE(Open(dir.path()).ok());
   absl::StatusOr<RocksDbStore::RepairReport> report =
       RocksDbStore::Repair(dir.path());
-  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_THAT(report, IsOk());
   EXPECT_EQ(report->entries, 10);
   auto store = Open(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   EXPECT_EQ(CountEntries(**store), 10);
 }
 
@@ -151,11 +153,11 @@ TEST(StoreDamageTest, RepairReplaysTheLogFirst) {
   ASSERT_FALSE(FilesEndingIn(dir.path(), ".log").empty());
   absl::StatusOr<RocksDbStore::RepairReport> report =
       RocksDbStore::Repair(dir.path());
-  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_THAT(report, IsOk());
   EXPECT_EQ(report->entries, 50);
   EXPECT_TRUE(report->dropped_entries.empty());
   auto store = Open(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   EXPECT_EQ(CountEntries(**store), 50);
 }
 
@@ -168,24 +170,24 @@ TEST(StoreDamageTest, RepairOfAMissingCurrentKeepsArtifactsInBlobFiles) {
       WriteAndDie(dir.path(), 50, "wal", 8192);
     } else {
       auto store = Open(dir.path());
-      ASSERT_TRUE(store.ok()) << store.status();
+      ASSERT_THAT(store, IsOk());
       for (int i = 0; i < 50; ++i) {
         auto [entry, artifact] = testing::NumberedEntry(i, 8192);
-        ASSERT_TRUE((*store)->Put(entry, {artifact}).ok());
+        ASSERT_THAT((*store)->Put(entry, {artifact}), IsOk());
       }
     }
     std::filesystem::remove(dir.path() + "/CURRENT");
     absl::StatusOr<RocksDbStore::RepairReport> report =
         RocksDbStore::Repair(dir.path());
-    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_THAT(report, IsOk());
     EXPECT_EQ(report->entries, 50) << (killed ? "killed" : "closed");
     EXPECT_TRUE(report->dropped_entries.empty());
     auto store = Open(dir.path());
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_THAT(store, IsOk());
     for (int i = 0; i < 50; ++i) {
       absl::StatusOr<v1::CacheEntry> e = (*store)->Lookup(Key(i));
-      ASSERT_TRUE(e.ok()) << i << ": " << e.status();
-      EXPECT_TRUE((*store)->GetArtifact(e->forward_digest()).ok()) << i;
+      ASSERT_THAT(e, IsOk());
+      EXPECT_THAT((*store)->GetArtifact(e->forward_digest()), IsOk());
     }
   }
 }
@@ -197,10 +199,10 @@ TEST(StoreDamageTest, RepairsADamagedManifestWithTheArtifactsOfBlobFiles) {
   TempDir dir;
   {
     auto store = Open(dir.path());
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_THAT(store, IsOk());
     for (int i = 0; i < 20; ++i) {
       auto [entry, artifact] = testing::NumberedEntry(i, 8192);
-      ASSERT_TRUE((*store)->Put(entry, {artifact}).ok());
+      ASSERT_THAT((*store)->Put(entry, {artifact}), IsOk());
     }
   }
   ASSERT_FALSE(FilesEndingIn(dir.path(), ".blob").empty());
@@ -212,18 +214,18 @@ TEST(StoreDamageTest, RepairsADamagedManifestWithTheArtifactsOfBlobFiles) {
   EXPECT_FALSE(Open(dir.path()).ok());
   absl::StatusOr<RocksDbStore::RepairReport> report =
       RocksDbStore::Repair(dir.path());
-  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_THAT(report, IsOk());
   EXPECT_EQ(report->entries, 20);
   EXPECT_TRUE(report->dropped_entries.empty());
   EXPECT_TRUE(absl::StrContains(absl::StrJoin(report->steps, "; "),
                                 "20 artifacts read back from blob files"))
       << absl::StrJoin(report->steps, "; ");
   auto store = Open(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   for (int i = 0; i < 20; ++i) {
     absl::StatusOr<v1::CacheEntry> e = (*store)->Lookup(Key(i));
-    ASSERT_TRUE(e.ok()) << i << ": " << e.status();
-    EXPECT_TRUE((*store)->GetArtifact(e->forward_digest()).ok()) << i;
+    ASSERT_THAT(e, IsOk());
+    EXPECT_THAT((*store)->GetArtifact(e->forward_digest()), IsOk());
   }
 }
 
@@ -238,18 +240,18 @@ TEST(StoreDamageTest, ALogCutShortIsReportedNotSilentlyAccepted) {
   std::filesystem::resize_file(wals[0],
                                std::filesystem::file_size(wals[0]) / 2 + 7);
   auto store = Open(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   EXPECT_LT(CountEntries(**store), 50);
   EXPECT_TRUE(absl::StrContains((*store)->recovery_damage(), "log"))
       << (*store)->recovery_damage();
   absl::StatusOr<RocksDbStore::VerifyReport> verified = (*store)->Verify();
-  ASSERT_TRUE(verified.ok()) << verified.status();
+  ASSERT_THAT(verified, IsOk());
   EXPECT_EQ(verified->recovery_damage, (*store)->recovery_damage());
   // An undamaged store reports nothing.
   TempDir clean;
   WriteAndDie(clean.path(), 50, "wal");
   auto fine = Open(clean.path());
-  ASSERT_TRUE(fine.ok()) << fine.status();
+  ASSERT_THAT(fine, IsOk());
   EXPECT_EQ((*fine)->recovery_damage(), "");
   EXPECT_EQ(CountEntries(**fine), 50);
 }
@@ -257,7 +259,7 @@ TEST(StoreDamageTest, ALogCutShortIsReportedNotSilentlyAccepted) {
 TEST(StoreDamageTest, RepairRefusesAStoreInUse) {
   TempDir dir;
   auto store = Open(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   absl::StatusOr<RocksDbStore::RepairReport> report =
       RocksDbStore::Repair(dir.path());
   EXPECT_TRUE(absl::IsUnavailable(report.status())) << report.status();
@@ -272,11 +274,11 @@ TEST(StoreDamageTest, WithoutALogACrashedStoreStillOpens) {
   // 96 entries of 1 MiB artifacts: past one 64 MiB memtable.
   WriteAndDie(dir.path(), 96, "none", size_t{1} << 20);
   auto store = Open(dir.path(), Durability::kNoWal);
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   for (int i = 0; i < 96; ++i) {
     absl::StatusOr<v1::CacheEntry> e = (*store)->Lookup(Key(i));
     if (!e.ok()) continue;
-    EXPECT_TRUE((*store)->GetArtifact(e->forward_digest()).ok()) << i;
+    EXPECT_THAT((*store)->GetArtifact(e->forward_digest()), IsOk());
   }
 }
 
@@ -287,35 +289,35 @@ TEST(StoreDamageTest, AnUnreadableEntryIsNamedAndDroppedNotServed) {
   TempDir dir;
   {
     auto store = Open(dir.path());
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_THAT(store, IsOk());
     for (int i = 0; i < 4; ++i) PutEntry(**store, i);
   }
   std::string copied;
-  testing::EditRawStore(
-      dir.path(), [&](rocksdb::DB* db, const std::string& name,
-                      rocksdb::ColumnFamilyHandle* cf) {
-        if (name != "entries") return;
-        db->Put(rocksdb::WriteOptions(), cf, Key(1), "\xff\xff not an entry");
-        ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), cf, Key(2), &copied).ok());
-        db->Put(rocksdb::WriteOptions(), cf, Key(3), copied);  // 2's, at 3.
-      });
+  testing::EditRawStore(dir.path(), [&](rocksdb::DB* db,
+                                        const std::string& name,
+                                        rocksdb::ColumnFamilyHandle* cf) {
+    if (name != "entries") return;
+    db->Put(rocksdb::WriteOptions(), cf, Key(1), "\xff\xff not an entry");
+    ASSERT_THAT(db->Get(rocksdb::ReadOptions(), cf, Key(2), &copied), IsOk());
+    db->Put(rocksdb::WriteOptions(), cf, Key(3), copied);  // 2's, at 3.
+  });
   auto store = Open(dir.path());
-  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_THAT(store, IsOk());
   EXPECT_TRUE(absl::IsDataLoss((*store)->Lookup(Key(1)).status()));
   EXPECT_TRUE(absl::IsDataLoss((*store)->Lookup(Key(3)).status()));
   EXPECT_TRUE(absl::IsDataLoss((*store)->LookupHeader(Key(3)).status()));
   absl::StatusOr<RocksDbStore::Page> page = (*store)->List("", 100);
-  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_THAT(page, IsOk());
   EXPECT_EQ(page->entries.size(), 2u);
   EXPECT_EQ(page->unreadable, 2);
 
-  EXPECT_TRUE((*store)->Delete(Key(1)).ok());
+  EXPECT_THAT((*store)->Delete(Key(1)), IsOk());
   absl::StatusOr<RocksDbStore::VerifyReport> report = (*store)->Verify();
-  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_THAT(report, IsOk());
   EXPECT_EQ(report->checked_entries, 3);
   EXPECT_EQ(report->corrupt_entries, std::vector<std::string>{Key(3)});
   EXPECT_EQ(CountEntries(**store), 2);
-  EXPECT_TRUE((*store)->Lookup(Key(2)).ok());
+  EXPECT_THAT((*store)->Lookup(Key(2)), IsOk());
 }
 
 }  // namespace

@@ -4,9 +4,12 @@
 
 #include "core/store/merge_operators.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace aotcache::testing {
 namespace {
+
+using ::aotcache::testing::IsOk;
 
 // As the store sets them: without the merge operators RocksDB cannot flush
 // the counts, and the open loses data.
@@ -35,7 +38,7 @@ void EditRawStore(
   rocksdb::DB* db = nullptr;
   rocksdb::Status st =
       rocksdb::DB::Open(rocksdb::DBOptions(), path, families, &handles, &db);
-  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_THAT(st, IsOk());
   for (rocksdb::ColumnFamilyHandle* h : handles) edit(db, h->GetName(), h);
   for (rocksdb::ColumnFamilyHandle* h : handles)
     db->DestroyColumnFamilyHandle(h);
