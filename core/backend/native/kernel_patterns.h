@@ -2,7 +2,7 @@
 // kernels compute, and the shape of that kernel. Elementwise operands,
 // reductions over leading or trailing dims, matrix products BLAS can read,
 // and the layout helpers the other recognizers share
-// (structured_patterns.h, conv_kernels.h). Each says no for another op or
+// (the *_kernels.h files of each op family). Each says no for another op or
 // for layouts its kernel does not take; the runtime's own kernel runs such
 // a node.
 // Thread-safety: pure functions.

@@ -2,12 +2,12 @@
 // them together): the formula of each elementwise op, the preamble every
 // source starts with (vector math through libmvec, CBLAS, the threads'
 // scratch memory), number literals, the element functions the loops call,
-// and the bodies of the kernels that are not elementwise loops (matrix
-// products through BLAS; softmax, layer norm, scatters, dot, cat and
-// mse_loss in structured_sources.cc). Bodies run inside `extern "C" void
-// k(const void* const* inputs, void* const* outputs, int64_t n)` with
-// `using C = <the first output's type>;`. Thread-safety: pure functions; an
-// ElementFunctions is not thread-safe (one per generated source).
+// and the body of a matrix product through BLAS. The other kernels' bodies
+// are in their family's file (own_kernels.h lists them). Every body runs
+// inside `extern "C" void k(const void* const* inputs, void* const*
+// outputs, int64_t n)` with `using C = <the first output's type>;`.
+// Thread-safety: pure functions; an ElementFunctions is not thread-safe (one
+// per generated source).
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_KERNEL_SOURCE_H_
 
@@ -85,89 +85,6 @@ struct GemmShape {
   double alpha = 1, beta = 0;
 };
 std::string GemmSource(const GemmShape& shape);
-
-// Softmax or log_softmax over rows of `cols` (input 0), or its backward
-// (inputs: the output's gradient, the output), in double as the runtime's
-// kernels.
-struct SoftmaxShape {
-  int64_t rows = 0, cols = 0;
-  bool log = false;
-  bool backward = false;
-};
-std::string SoftmaxSource(const SoftmaxShape& shape);
-
-// mse_loss(self, target, reduction) over `numel` elements of two contiguous
-// tensors of one shape (reduction 0: elementwise, 1: mean, 2: sum), or its
-// backward (inputs: the gradient, of that shape or one element, then self
-// and target), in double as the runtime's kernels.
-struct MseLossShape {
-  int64_t numel = 0;
-  int reduction = 1;
-  bool backward = false;
-  bool scalar_grad = false;
-};
-std::string MseLossSource(const MseLossShape& shape);
-
-// var.correction over a contiguous input seen as [pre, outer, reduced,
-// inner], reduced over pre and reduced, into a contiguous [outer, inner]:
-// per output, in double as the runtime's kernel and in its order, the mean,
-// then the squared deviations over max(0, count - correction).
-struct VarShape {
-  int64_t pre = 1, outer = 1, reduced = 1, inner = 1;
-  double correction = 1;
-};
-std::string VarSource(const VarShape& shape);
-
-// dot(a, b) of two vectors of `n` elements read through their strides,
-// into one element: in double, as the runtime's kernel.
-struct DotShape {
-  int64_t n = 0;
-  int64_t a_stride = 1, b_stride = 1;
-};
-std::string DotSource(const DotShape& shape);
-
-// select_scatter, slice_scatter and as_strided_scatter into a contiguous
-// result of `shape`: self (input 0, of that shape, read through
-// `self_strides`) copied, then src (input 1, read through `src_strides`
-// over the view's shape) written into the view of the result (`view_shape`,
-// `view_strides`, `view_offset`, in the result's elements), in order, as
-// the runtime's kernels do.
-struct ScatterShape {
-  std::vector<int64_t> shape, self_strides;
-  std::vector<int64_t> view_shape, view_strides, src_strides;
-  int64_t view_offset = 0;
-  DType src_dtype = v1::DTYPE_FLOAT32;
-};
-std::string ScatterSource(const ScatterShape& shape);
-
-// cat of contiguous parts into a contiguous result of their dtype, seen as
-// `outer` rows of `row` elements: part k fills `widths[k]` elements of each
-// row, after the parts before it (an empty part has width 0).
-struct ConcatShape {
-  int64_t outer = 1, row = 1;
-  std::vector<int64_t> widths;
-};
-std::string ConcatSource(const ConcatShape& shape);
-
-// native_layer_norm over rows of `cols`: inputs x, then the weight and the
-// bias when present; outputs the result, mean and rstd. In double, as the
-// runtime's kernel.
-struct LayerNormShape {
-  int64_t rows = 0, cols = 0;
-  double eps = 0;
-  bool weight = false, bias = false;
-};
-std::string LayerNormSource(const LayerNormShape& shape);
-
-// native_layer_norm_backward over rows of `cols`: inputs the output's
-// gradient, x, mean, rstd, then the weight when present; outputs the
-// gradients of x, weight and bias, each computed only if its mask is set.
-struct LayerNormBackwardShape {
-  int64_t rows = 0, cols = 0;
-  bool weight = false;
-  bool mask[3] = {false, false, false};
-};
-std::string LayerNormBackwardSource(const LayerNormBackwardShape& shape);
 
 }  // namespace aotcache
 

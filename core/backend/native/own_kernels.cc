@@ -4,9 +4,14 @@
 #include "core/backend/native/conv_kernels.h"
 #include "core/backend/native/kernel_patterns.h"
 #include "core/backend/native/kernel_source.h"
+#include "core/backend/native/layer_norm_kernels.h"
+#include "core/backend/native/linalg_kernels.h"
+#include "core/backend/native/loss_kernels.h"
 #include "core/backend/native/norm_kernels.h"
 #include "core/backend/native/pool_kernels.h"
-#include "core/backend/native/structured_patterns.h"
+#include "core/backend/native/reduction_kernels.h"
+#include "core/backend/native/shape_kernels.h"
+#include "core/backend/native/softmax_kernels.h"
 
 namespace aotcache {
 namespace {

@@ -1,10 +1,11 @@
 // The native backend's nodes with kernels of their own kind, not fused
-// elementwise loops: matrix products (BLAS), softmax and log_softmax and
-// their backward, layer norm and its backward, mse_loss, dot, var, cat, the
-// scatters (kernel_patterns.h, structured_patterns.h), convolutions
-// (conv_kernels.h), batch norm (norm_kernels.h) and pooling
-// (pool_kernels.h), each with its backward. Each is a group of one node;
-// fusion.cc asks for the group and for its source.
+// elementwise loops, a file per op family: matrix products (BLAS,
+// kernel_patterns.h) and dot (linalg_kernels.h), softmax and log_softmax
+// (softmax_kernels.h), layer norm (layer_norm_kernels.h), mse_loss
+// (loss_kernels.h), var (reduction_kernels.h), cat and the scatters
+// (shape_kernels.h), convolutions (conv_kernels.h), batch norm
+// (norm_kernels.h) and pooling (pool_kernels.h), each with its backward. Each
+// is a group of one node; fusion.cc asks for the group and for its source.
 // Thread-safety: pure functions.
 #ifndef AOTCACHE_CORE_BACKEND_NATIVE_OWN_KERNELS_H_
 #define AOTCACHE_CORE_BACKEND_NATIVE_OWN_KERNELS_H_
