@@ -12,7 +12,6 @@
 #include "absl/time/time.h"
 #include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
-#include "core/key/target.h"
 #include "core/paths/private_dir.h"
 #include "core/status_macros.h"
 #include "glog/logging.h"
@@ -30,23 +29,11 @@ namespace {
 // at once; more queue.
 constexpr int kMaxCompileThreads = 64;
 
-// A native backend whose compiler runs and links a kernel with `compiler`'s
-// options (a compiler that runs but cannot link kernels, libopenblas-dev
-// missing say, would fail every compile: found out now, once).
-absl::StatusOr<std::unique_ptr<NativeBackend>> UsableNative(
-    const HostCompilerOptions& compiler) {
-  absl::StatusOr<std::unique_ptr<NativeBackend>> native =
-      NativeBackend::Create(compiler);
-  if (!native.ok()) return native.status();
-  AOTCACHE_RETURN_IF_ERROR((*native)->CheckToolchain(HostTarget()));
-  return native;
-}
-
 // The host compiler's options for `sandbox` ("auto": bubblewrap where it
 // runs here).
 absl::StatusOr<std::unique_ptr<NativeBackend>> NativeWithSandbox(
     HostCompilerOptions compiler, const std::string& sandbox) {
-  if (sandbox == "none") return UsableNative(compiler);
+  if (sandbox == "none") return NativeBackend::CreateChecked(compiler);
   if (sandbox != "bwrap" && sandbox != "auto") {
     return absl::InvalidArgumentError(absl::StrCat("unknown compiler sandbox '",
                                                    sandbox,
@@ -55,7 +42,7 @@ absl::StatusOr<std::unique_ptr<NativeBackend>> NativeWithSandbox(
   }
   compiler.sandbox = Sandbox::kBubblewrap;
   absl::StatusOr<std::unique_ptr<NativeBackend>> sandboxed =
-      UsableNative(compiler);
+      NativeBackend::CreateChecked(compiler);
   if (sandboxed.ok()) LOG(INFO) << "the C++ compiler runs in bubblewrap";
   if (sandboxed.ok() || sandbox == "bwrap") return sandboxed;
   LOG(WARNING) << "the C++ compiler runs without a sandbox (bubblewrap does "
@@ -63,7 +50,7 @@ absl::StatusOr<std::unique_ptr<NativeBackend>> NativeWithSandbox(
                << sandboxed.status().message()
                << "); install bubblewrap to confine it";
   compiler.sandbox = Sandbox::kNone;
-  return UsableNative(compiler);
+  return NativeBackend::CreateChecked(compiler);
 }
 
 // The backend `name` asks for; "auto" is native when the compiler runs.

@@ -36,11 +36,9 @@ absl::StatusOr<std::unique_ptr<Backend>> BackendNamed(const std::string& name) {
   const char* cxx = std::getenv("AOTCACHE_CXX");
   if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
   absl::StatusOr<std::unique_ptr<NativeBackend>> native =
-      NativeBackend::Create(compiler);
-  absl::Status usable = native.status();
-  if (usable.ok()) usable = (*native)->CheckToolchain(HostTarget());
-  if (usable.ok()) return std::unique_ptr<Backend>(*std::move(native));
-  if (name == "native") return usable;
+      NativeBackend::CreateChecked(compiler);
+  if (native.ok()) return std::unique_ptr<Backend>(*std::move(native));
+  if (name == "native") return native.status();
   return std::make_unique<ReferenceBackend>();
 }
 

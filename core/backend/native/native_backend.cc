@@ -122,6 +122,14 @@ absl::StatusOr<v1::Target> NativeBackend::ArtifactTarget(
   return target;
 }
 
+absl::StatusOr<std::unique_ptr<NativeBackend>> NativeBackend::CreateChecked(
+    HostCompilerOptions options) {
+  AOTCACHE_ASSIGN_OR_RETURN(std::unique_ptr<NativeBackend> native,
+                            Create(std::move(options)));
+  AOTCACHE_RETURN_IF_ERROR(native->CheckToolchain(HostTarget()));
+  return native;
+}
+
 absl::Status NativeBackend::CheckToolchain(const v1::Target& target) const {
   AOTCACHE_ASSIGN_OR_RETURN(v1::Target resolved, ArtifactTarget(target));
   absl::StatusOr<std::string> so = CompileSharedObject(

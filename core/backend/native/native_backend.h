@@ -23,6 +23,12 @@ class NativeBackend final : public Backend {
   static absl::StatusOr<std::unique_ptr<NativeBackend>> Create(
       HostCompilerOptions options = HostCompilerOptions());
 
+  // Create, then CheckToolchain for this machine (HostTarget): a backend
+  // that builds and links kernels here, or why it cannot. The daemon, the
+  // client and `aotcache analyze` choose the native backend through it.
+  static absl::StatusOr<std::unique_ptr<NativeBackend>> CreateChecked(
+      HostCompilerOptions options = HostCompilerOptions());
+
   // Builds an empty kernel for `target` with the backend's compiler, flags
   // and libraries: OK, or FailedPrecondition with the compiler's message
   // when this machine cannot build kernels (a library missing, say). About
