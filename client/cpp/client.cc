@@ -73,14 +73,12 @@ Client::InProcessBackend Client::in_process_backend() {
     const char* cxx = std::getenv("AOTCACHE_CXX");
     if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
     absl::StatusOr<std::unique_ptr<NativeBackend>> native =
-        NativeBackend::Create(compiler);
-    absl::Status usable = native.status();
-    if (usable.ok()) usable = (*native)->CheckToolchain(HostTarget());
-    if (usable.ok()) {
+        NativeBackend::CreateChecked(compiler);
+    if (native.ok()) {
       in_process_ = *std::move(native);
     } else {
       in_process_ = std::make_unique<ReferenceBackend>();
-      why_reference_ = std::string(usable.message());
+      why_reference_ = std::string(native.status().message());
     }
   }
   return {in_process_.get(), why_reference_};
@@ -139,6 +137,10 @@ grpc::Status Client::Call(
     if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
         attempt >= options_.max_attempts) {
       return status;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      ++counters_.unavailable_retries;
     }
     absl::SleepFor(backoff);
     backoff *= 2;

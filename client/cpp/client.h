@@ -60,6 +60,8 @@ struct ClientCounters {
   int64_t local_artifact_hits = 0;  // Found in the artifact dir.
   // Forwards this process had loaded already: no artifact read or load.
   int64_t loaded_forward_reuses = 0;
+  // Calls tried again after the daemon answered UNAVAILABLE.
+  int64_t unavailable_retries = 0;
 };
 
 enum class Source { kServer, kInProcess };

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/wait.h"
 
 namespace aotcache {
 namespace {
@@ -32,12 +33,23 @@ bool IsEmpty(const std::string& dir) { return std::filesystem::is_empty(dir); }
 HostCompilerOptions SlowCompiler(const std::string& bin,
                                  const std::string& tmp) {
   const std::string slow = bin + "/slow-cc";
-  std::ofstream(slow) << "#!/bin/sh\nsleep 60 &\nsleep 60\n";
+  // Each run leaves a file started.PID beside it (StartedCompiles).
+  std::ofstream(slow) << "#!/bin/sh\ntouch \"" << bin
+                      << "/started.$$\"\nsleep 60 &\nsleep 60\n";
   std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
   HostCompilerOptions options;
   options.compiler = slow;
   options.temp_root = tmp;
   return options;
+}
+
+// How many runs of SlowCompiler(bin, ...) have started.
+int StartedCompiles(const std::string& bin) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(bin)) {
+    n += e.path().filename().string().rfind("started.", 0) == 0;
+  }
+  return n;
 }
 
 TEST(HostCompilerTest, CompilesASharedObjectThatLoadsAndRuns) {
@@ -147,8 +159,9 @@ TEST(HostCompilerTest, CancelKillsTheCompilesRunningNow) {
   testing::TempDir tmp, bin;
   HostCompilerOptions options = SlowCompiler(bin.path(), tmp.path());
   absl::Time start = absl::Now();
-  std::thread cancel([] {
-    absl::SleepFor(absl::Milliseconds(300));
+  std::thread cancel([&] {
+    EXPECT_TRUE(testing::WaitUntil(
+        [&] { return StartedCompiles(bin.path()) == 1; }, absl::Seconds(30)));
     CancelHostCompiles();
   });
   absl::StatusOr<std::string> so = CompileSharedObject("int x;\n", options);
@@ -172,7 +185,10 @@ TEST(HostCompilerTest, CancelAlsoStopsTheCompilesWaitingForACompiler) {
       results[i] = CompileSharedObject("int x;\n", options).status();
     });
   }
-  absl::SleepFor(absl::Milliseconds(500));
+  // The compilers run, the rest wait for one.
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] { return StartedCompiles(bin.path()) == MaxConcurrentCompilers(); },
+      absl::Seconds(30)));
   CancelHostCompiles();
   for (std::thread& t : compiles) t.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));

@@ -24,6 +24,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/value_fixtures.h"
+#include "tests/testing/wait.h"
 #include "tests/testing/wrapping_backend.h"
 
 namespace aotcache {
@@ -326,26 +327,32 @@ TEST(ClientFallbackTest, NoServerMeansCompilingInProcess) {
 
 TEST(ClientRetryTest, UnavailableIsRetriedUntilTheDaemonIsUp) {
   TempDir dir;
-  std::unique_ptr<Daemon> daemon;
-  std::thread late_start([&] {
-    absl::SleepFor(absl::Milliseconds(300));
-    DaemonOptions options;
-    options.listen = "";
-    options.data_dir = dir.path();
-    auto started = Daemon::Start(options);
-    if (started.ok()) daemon = *std::move(started);
-  });
   ClientOptions options;
   options.server = "unix:" + SocketPath(dir.path());
   options.max_attempts = 8;  // 50 ms doubling: over 6 s in all.
   options.artifact_dir = "none";
   Client client(options);
+  // The daemon comes up once the client has been refused and retries.
+  std::unique_ptr<Daemon> daemon;
+  std::thread late_start([&] {
+    if (!testing::WaitUntil(
+            [&] { return client.counters().unavailable_retries >= 1; },
+            absl::Seconds(10))) {
+      return;
+    }
+    DaemonOptions daemon_options;
+    daemon_options.listen = "";
+    daemon_options.data_dir = dir.path();
+    auto started = Daemon::Start(daemon_options);
+    if (started.ok()) daemon = *std::move(started);
+  });
   auto f =
       client.Compile(testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph)));
   late_start.join();
   ASSERT_NE(daemon, nullptr);
   ASSERT_THAT(f, IsOk());
   EXPECT_EQ((*f)->source(), Source::kServer) << (*f)->fallback_reason();
+  EXPECT_GE(client.counters().unavailable_retries, 1);
 }
 
 TEST(ClientDefaultDaemonTest, StartsADetachedDaemonThatExitsWhenIdle) {
@@ -372,10 +379,8 @@ TEST(ClientDefaultDaemonTest, StartsADetachedDaemonThatExitsWhenIdle) {
   EXPECT_EQ((*g)->status(), v1::COMPILE_STATUS_HIT);
 
   // Idle for 2 s, it exits and removes its socket.
-  for (int i = 0; i < 100 && std::filesystem::exists(socket); ++i) {
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  ASSERT_FALSE(std::filesystem::exists(socket));
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return !std::filesystem::exists(socket); }, absl::Seconds(10)));
 
   // The first client notices (compiling in process once) and starts it
   // again; the store kept the entry.

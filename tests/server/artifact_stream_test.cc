@@ -22,6 +22,7 @@
 #include "tests/store/store_entries.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/wait.h"
 
 namespace aotcache {
 namespace {
@@ -110,11 +111,9 @@ TEST_F(ArtifactStreamTest, ArtifactsOfAnySizeArriveWhole) {
   }
   // All given back (by each stream's OnDone, which may run just after the
   // client has its status).
-  const absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (!in_flight_.TryTake(in_flight_.limit()) && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  EXPECT_LT(absl::Now(), deadline);
+  EXPECT_TRUE(
+      testing::WaitUntil([&] { return in_flight_.TryTake(in_flight_.limit()); },
+                         absl::Seconds(10)));
 }
 
 TEST_F(ArtifactStreamTest, ADownloadPastTheBudgetIsResourceExhausted) {

@@ -23,6 +23,7 @@
 #include "server/daemon.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/wait.h"
 
 namespace aotcache {
 namespace {
@@ -102,23 +103,20 @@ TEST(ConnectionLimitsTest, HalfOpenConnectionsCannotStarveTheDaemon) {
 
   // The ones it took are closed after the idle timeout.
   int closed = 0;
-  for (auto deadline =
-           std::chrono::steady_clock::now() + std::chrono::seconds(20);
-       closed < 300 && std::chrono::steady_clock::now() < deadline;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    closed = 0;
-    for (int fd : attack) closed += ClosedByPeer(fd);
-  }
+  testing::WaitUntil(
+      [&] {
+        closed = 0;
+        for (int fd : attack) closed += ClosedByPeer(fd);
+        return closed == 300;
+      },
+      absl::Seconds(20), absl::Milliseconds(200));
   EXPECT_EQ(closed, 300);
   for (int fd : attack) close(fd);
 
   // And TCP clients are served again (the gate counts a closed connection
   // out within a second).
-  st = Stats(tcp);
-  for (int i = 0; i < 20 && !st.ok(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    st = Stats(tcp);
-  }
+  testing::WaitUntil([&] { return (st = Stats(tcp)).ok(); }, absl::Seconds(5),
+                     absl::Milliseconds(250));
   EXPECT_THAT(st, IsOk());
 }
 

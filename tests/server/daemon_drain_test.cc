@@ -21,6 +21,7 @@
 #include "tests/testing/fixtures.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/wait.h"
 #include "tests/testing/wrapping_backend.h"
 
 namespace aotcache {
@@ -59,13 +60,14 @@ TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
   auto daemon = Daemon::Start(options);
   ASSERT_THAT(daemon, IsOk());
   std::string server = absl::StrCat("127.0.0.1:", (*daemon)->port());
-  auto compile_on_a_new_channel = [&](v1::CompileResponse* response) {
+  auto compile_on_a_new_channel = [&](v1::CompileResponse* response,
+                                      const char* graph = "mlp_mse__rg.json") {
     auto stub = v1::CompileService::NewStub(
         grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
                      std::chrono::seconds(30));
-    return stub->Compile(&ctx, Request("mlp_mse__rg.json"), response);
+    return stub->Compile(&ctx, Request(graph), response);
   };
 
   grpc::Status slow_status;
@@ -78,11 +80,17 @@ TEST(DaemonDrainTest, ShutdownDuringASlowCompileLetsItFinish) {
     (*daemon)->Shutdown(std::chrono::seconds(20));
     shut_down = true;
   });
-  absl::SleepFor(absl::Milliseconds(300));
-  EXPECT_FALSE(shut_down) << "Shutdown returned with a call in flight";
+  // Draining: a new call (of another graph: the held compile's would wait
+  // for it) is refused once Shutdown has begun, and Shutdown has not
+  // returned, with the held call still in flight.
   v1::CompileResponse refused;
-  EXPECT_FALSE(compile_on_a_new_channel(&refused).ok())
-      << "a draining daemon took a new call";
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] {
+        return !compile_on_a_new_channel(&refused, "mlp_mse__nrg.json").ok();
+      },
+      absl::Seconds(10)))
+      << "a draining daemon took new calls";
+  EXPECT_FALSE(shut_down) << "Shutdown returned with a call in flight";
   hold.release.Notify();
   slow.join();
   stopper.join();
@@ -168,7 +176,8 @@ class SlowCompilerBackend final : public Backend {
 TEST(DaemonDrainTest, CompilesPastTheDrainDeadlineAreKilled) {
   TempDir dir, bin;
   std::string slow = bin.path() + "/slow-cc";
-  std::ofstream(slow) << "#!/bin/sh\nsleep 60\n";
+  const std::string started = bin.path() + "/started";
+  std::ofstream(slow) << "#!/bin/sh\ntouch '" << started << "'\nsleep 60\n";
   std::filesystem::permissions(slow, std::filesystem::perms::owner_all);
   SlowCompilerBackend backend(slow);
   DaemonOptions options;
@@ -185,7 +194,9 @@ TEST(DaemonDrainTest, CompilesPastTheDrainDeadlineAreKilled) {
     v1::CompileResponse response;
     status = stub->Compile(&ctx, Request("mlp_mse__nrg.json"), &response);
   });
-  absl::SleepFor(absl::Milliseconds(500));  // The compiler is running.
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] { return std::filesystem::exists(started); }, absl::Seconds(30)))
+      << "the compiler never ran";
   absl::Time start = absl::Now();
   (*daemon)->Shutdown(std::chrono::milliseconds(500));
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));

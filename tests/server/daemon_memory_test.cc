@@ -42,6 +42,7 @@
 #include "server/daemon.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/wait.h"
 
 namespace aotcache {
 namespace {
@@ -328,10 +329,9 @@ TEST(DaemonMemoryTest, UnreadDownloadsAreBoundedAndCancelled) {
   EXPECT_NE(refused.error_message().find("downloads"), std::string::npos)
       << refused.error_message();
   grpc::Status served = refused;
-  while (!served.ok() && absl::Now() - start < absl::Seconds(30)) {
-    absl::SleepFor(absl::Milliseconds(100));
-    served = probe();
-  }
+  testing::WaitUntil([&] { return (served = probe()).ok(); },
+                     absl::Seconds(30) - (absl::Now() - start),
+                     absl::Milliseconds(100));
   const absl::Duration took = absl::Now() - start;
   EXPECT_THAT(served, IsOk());
   const int64_t peak = daemon.Status("VmHWM");

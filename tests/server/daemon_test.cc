@@ -28,6 +28,7 @@
 #include "tests/testing/fixtures.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/wait.h"
 
 namespace aotcache {
 namespace {
@@ -403,10 +404,9 @@ TEST(AotcachedProcessTest, SigtermDrainsAndExitsZero) {
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   int wstatus = 0;
   pid_t reaped = 0;
-  for (int i = 0; i < 300 && reaped == 0; ++i) {
-    reaped = waitpid(pid, &wstatus, WNOHANG);
-    if (reaped == 0) usleep(50 * 1000);
-  }
+  testing::WaitUntil(
+      [&] { return (reaped = waitpid(pid, &wstatus, WNOHANG)) != 0; },
+      absl::Seconds(15));
   if (reaped == 0) kill(pid, SIGKILL);
   ASSERT_THAT(status, IsOk());
   ASSERT_EQ(reaped, pid) << "aotcached did not exit after SIGTERM";

@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "tests/testing/wait.h"
 
 namespace aotcache {
 namespace {
@@ -31,10 +32,8 @@ TEST(WorkerPoolTest, GrowsSoThatBlockedTasksDoNotWaitForEachOther) {
       release.WaitForNotification();
     });
   }
-  absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (started.load() < kTasks && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
+  testing::WaitUntil([&] { return started.load() == kTasks; },
+                     absl::Seconds(30));
   EXPECT_EQ(started.load(), kTasks);
   EXPECT_EQ(pool.threads(), kTasks);
   release.Notify();

@@ -70,6 +70,7 @@ class PyClient {
     d["bytes_fetched"] = c.bytes_fetched;
     d["local_artifact_hits"] = c.local_artifact_hits;
     d["loaded_forward_reuses"] = c.loaded_forward_reuses;
+    d["unavailable_retries"] = c.unavailable_retries;
     return d;
   }
 
