@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "core/backend/native/backend_choice.h"
 #include "core/backend/native/native_backend.h"
-#include "core/backend/reference_backend.h"
 #include "core/paths/private_dir.h"
 #include "core/status_macros.h"
 #include "glog/logging.h"
@@ -56,25 +56,18 @@ absl::StatusOr<std::unique_ptr<NativeBackend>> NativeWithSandbox(
 // The backend `name` asks for; "auto" is native when the compiler runs.
 absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
     const DaemonOptions& options) {
-  const std::string& name = options.backend_name;
-  if (name == "reference") return std::make_unique<ReferenceBackend>();
-  if (name != "native" && name != "auto") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown backend '", name, "' (available: auto, native, reference)"));
-  }
-  HostCompilerOptions compiler;
-  const char* cxx = std::getenv("AOTCACHE_CXX");
-  if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
+  HostCompilerOptions compiler = HostCompilerFromEnvironment();
   compiler.temp_root = CompilerTempRoot(options.data_dir);
-  absl::StatusOr<std::unique_ptr<NativeBackend>> native =
-      NativeWithSandbox(compiler, options.compiler_sandbox);
-  if (absl::IsInvalidArgument(native.status())) return native.status();
-  absl::Status usable = native.status();
-  if (usable.ok()) return std::unique_ptr<Backend>(*std::move(native));
-  if (name == "native") return usable;
-  LOG(WARNING) << "the native backend cannot run here (" << usable.message()
-               << "): the reference backend";
-  return std::make_unique<ReferenceBackend>();
+  std::string why_reference;
+  absl::StatusOr<std::unique_ptr<Backend>> backend = ChooseBackend(
+      options.backend_name,
+      [&] { return NativeWithSandbox(compiler, options.compiler_sandbox); },
+      &why_reference);
+  if (!why_reference.empty()) {
+    LOG(WARNING) << "the native backend cannot run here (" << why_reference
+                 << "): the reference backend";
+  }
+  return backend;
 }
 
 }  // namespace

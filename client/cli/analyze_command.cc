@@ -1,6 +1,5 @@
 #include "client/cli/analyze_command.h"
 
-#include <cstdlib>
 #include <memory>
 #include <ostream>
 
@@ -11,8 +10,7 @@
 #include "client/cli/read_graph.h"
 #include "core/analysis/analyze.h"
 #include "core/analysis/mode.h"
-#include "core/backend/native/native_backend.h"
-#include "core/backend/reference_backend.h"
+#include "core/backend/native/backend_choice.h"
 #include "core/graph/graph_json.h"
 #include "core/key/cache_key.h"
 #include "core/key/target.h"
@@ -23,24 +21,6 @@ namespace {
 constexpr char kUsage[] =
     "usage: aotcache analyze [--json] [--keep-input-mutations] "
     "[--backend=auto|native|reference] GRAPH.json\n";
-
-// The backend `name` names, as the daemon chooses it: "auto" is native
-// when this machine's compiler ($AOTCACHE_CXX, else c++) builds a kernel.
-absl::StatusOr<std::unique_ptr<Backend>> BackendNamed(const std::string& name) {
-  if (name == "reference") return std::make_unique<ReferenceBackend>();
-  if (name != "native" && name != "auto") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown backend '", name, "' (available: auto, native, reference)"));
-  }
-  HostCompilerOptions compiler;
-  const char* cxx = std::getenv("AOTCACHE_CXX");
-  if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
-  absl::StatusOr<std::unique_ptr<NativeBackend>> native =
-      NativeBackend::CreateChecked(compiler);
-  if (native.ok()) return std::unique_ptr<Backend>(*std::move(native));
-  if (name == "native") return native.status();
-  return std::make_unique<ReferenceBackend>();
-}
 
 std::string Lower(absl::string_view enum_name, absl::string_view prefix) {
   std::string s(absl::StripPrefix(enum_name, prefix));
@@ -140,7 +120,10 @@ int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
   }
   // The key the daemon gives the graph: its backend's context for a
   // client on this machine.
-  absl::StatusOr<std::unique_ptr<Backend>> backend = BackendNamed(backend_name);
+  absl::StatusOr<std::unique_ptr<Backend>> backend =
+      ChooseBackend(backend_name, [] {
+        return NativeBackend::CreateChecked(HostCompilerFromEnvironment());
+      });
   absl::StatusOr<KeyContext> context =
       backend.ok() ? KeyContextFor(**backend, HostTarget(), "")
                    : backend.status();

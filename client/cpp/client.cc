@@ -11,6 +11,7 @@
 #include "client/cpp/daemon_launcher.h"
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
+#include "core/backend/native/backend_choice.h"
 #include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
 #include "core/graph/deterministic_bytes.h"
@@ -69,16 +70,18 @@ Client::Client(ClientOptions options)
 Client::InProcessBackend Client::in_process_backend() {
   absl::MutexLock lock(&backend_mu_);
   if (in_process_ == nullptr) {
-    HostCompilerOptions compiler;  // The user's own graphs: no sandbox.
-    const char* cxx = std::getenv("AOTCACHE_CXX");
-    if (cxx != nullptr && *cxx != '\0') compiler.compiler = cxx;
-    absl::StatusOr<std::unique_ptr<NativeBackend>> native =
-        NativeBackend::CreateChecked(compiler);
-    if (native.ok()) {
-      in_process_ = *std::move(native);
+    // The user's own graphs: no sandbox.
+    absl::StatusOr<std::unique_ptr<Backend>> backend = ChooseBackend(
+        "auto",
+        [] {
+          return NativeBackend::CreateChecked(HostCompilerFromEnvironment());
+        },
+        &why_reference_);
+    if (backend.ok()) {
+      in_process_ = *std::move(backend);
     } else {
       in_process_ = std::make_unique<ReferenceBackend>();
-      why_reference_ = std::string(native.status().message());
+      why_reference_ = std::string(backend.status().message());
     }
   }
   return {in_process_.get(), why_reference_};
