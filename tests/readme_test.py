@@ -3,14 +3,16 @@
 runs this after the Python suites).
 
 Every ```sh block of README.md runs in order, each line as a new user types
-it, from a checkout of symlinks (build/readme-checkout: its own `venv`, so
-that a developer's is never touched) with a fresh data dir:
+it, with a fresh data dir, from the checkout itself when it has no `venv`
+(the venv the README makes is removed afterwards; the pip install builds
+incrementally in build/pip, the tree scripts/test-torch2 has just built, so
+that only what changed since is compiled), else from a checkout of symlinks
+(build/readme-checkout, building in build/readme-pip), so that a
+developer's own `venv` is never touched:
 `scripts/run` starts the daemon in the background (as in a first terminal)
 and the blocks after it are the second terminal; `scripts/test` is skipped,
-being what runs this; `KEY` stands for an entry `ls` prints. The pip
-install builds the package incrementally in build/readme-pip (the checkout's
-path is fixed for that). Each command must exit 0, and the Python blocks
-print what they say they print.
+being what runs this; `KEY` stands for an entry `ls` prints. Each command
+must exit 0, and the Python blocks print what they say they print.
 """
 
 import os
@@ -52,7 +54,24 @@ def commands(readme):
     return out
 
 
-def checkout(build):
+# Marks a venv this test made in the checkout: one left by an interrupted run
+# is removed, a developer's never.
+MADE_HERE = ".made-by-readme-test"
+
+
+def where_to_run(build):
+    """(the tree, its pip build dir): the checkout when its venv is free."""
+    venv = os.path.join(ROOT, "venv")
+    if os.path.exists(os.path.join(venv, MADE_HERE)):
+        shutil.rmtree(venv)
+    if not os.path.lexists(venv):
+        os.makedirs(venv)
+        open(os.path.join(venv, MADE_HERE), "w").close()
+        return ROOT, os.path.join(build, "pip")
+    return symlink_checkout(build), os.path.join(build, "readme-pip")
+
+
+def symlink_checkout(build):
     """build/readme-checkout: a symlink per entry of the checkout."""
     tree = os.path.join(build, "readme-checkout")
     os.makedirs(tree, exist_ok=True)
@@ -84,10 +103,9 @@ def main():
         cmds = commands(f.read())
     first = [c.split("#")[0].strip() for c in cmds[:2]]
     assert first == ["scripts/run", "scripts/test"], cmds[:2]
-    tree = checkout(build)
+    tree, pip_build = where_to_run(build)
     data = tempfile.mkdtemp(prefix="aotcache-readme-")
-    env = dict(os.environ, XDG_CACHE_HOME=data,
-               PIP_CONFIG_SETTINGS="build-dir=" + os.path.join(build, "readme-pip"))
+    env = dict(os.environ, XDG_CACHE_HOME=data, PIP_CONFIG_SETTINGS="build-dir=" + pip_build)
     for name in ("AOTCACHE_SERVER", "AOTCACHED", "PYTHONPATH"):
         env.pop(name, None)
     daemon = subprocess.Popen(["bash", "-c", "exec scripts/run"], cwd=tree, env=env,
@@ -123,6 +141,8 @@ def main():
             os.killpg(daemon.pid, signal.SIGKILL)
             code = "killed"
         shutil.rmtree(data, ignore_errors=True)
+        if tree == ROOT:
+            shutil.rmtree(os.path.join(ROOT, "venv"), ignore_errors=True)
     if code != 0:
         failures.append("scripts/run did not stop cleanly on Ctrl-C: %s" % code)
     if failures:
