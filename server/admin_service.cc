@@ -7,10 +7,14 @@
 
 namespace aotcache {
 
-grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
+grpc::Status AdminServiceImpl::Stats(grpc::ServerContext* context,
                                      const v1::StatsRequest*,
                                      v1::StatsResponse* response) {
   clock_->Touch();
+  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "Stats");
+      !allowed.ok()) {
+    return allowed;
+  }
   CacheCounters c = cache_->counters();
   response->set_hits(c.hits);
   response->set_misses(c.misses);
@@ -34,9 +38,13 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext*,
 }
 
 grpc::Status AdminServiceImpl::ListEntries(
-    grpc::ServerContext*, const v1::ListEntriesRequest* request,
+    grpc::ServerContext* context, const v1::ListEntriesRequest* request,
     v1::ListEntriesResponse* response) {
   clock_->Touch();
+  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "ListEntries");
+      !allowed.ok()) {
+    return allowed;
+  }
   // Capped: one page is held in memory whole.
   constexpr int kMaxPageSize = 1000;
   int page_size = request->page_size() > 0 ? request->page_size() : 100;
@@ -63,10 +71,14 @@ grpc::Status AdminServiceImpl::ListEntries(
   return grpc::Status::OK;
 }
 
-grpc::Status AdminServiceImpl::GetEntry(grpc::ServerContext*,
+grpc::Status AdminServiceImpl::GetEntry(grpc::ServerContext* context,
                                         const v1::GetEntryRequest* request,
                                         v1::LookupResponse* response) {
   clock_->Touch();
+  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "GetEntry");
+      !allowed.ok()) {
+    return allowed;
+  }
   absl::StatusOr<v1::CacheEntry> entry = store_->Lookup(request->key());
   if (!entry.ok()) return ToGrpc(entry.status());
   *response->mutable_entry() = *std::move(entry);
@@ -74,16 +86,24 @@ grpc::Status AdminServiceImpl::GetEntry(grpc::ServerContext*,
 }
 
 grpc::Status AdminServiceImpl::DeleteEntry(
-    grpc::ServerContext*, const v1::DeleteEntryRequest* request,
+    grpc::ServerContext* context, const v1::DeleteEntryRequest* request,
     v1::DeleteEntryResponse*) {
   clock_->Touch();
+  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "DeleteEntry");
+      !allowed.ok()) {
+    return allowed;
+  }
   return ToGrpc(store_->Delete(request->key()));
 }
 
-grpc::Status AdminServiceImpl::Verify(grpc::ServerContext*,
+grpc::Status AdminServiceImpl::Verify(grpc::ServerContext* context,
                                       const v1::VerifyRequest*,
                                       v1::VerifyResponse* response) {
   clock_->Touch();
+  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "Verify");
+      !allowed.ok()) {
+    return allowed;
+  }
   absl::StatusOr<RocksDbStore::VerifyReport> report = store_->Verify();
   if (!report.ok()) return ToGrpc(report.status());
   response->set_checked(report->checked);

@@ -1,5 +1,6 @@
 // AdminService: the gRPC adapter for inspection and maintenance (stats,
 // listing, entries, deletion, verification) over the store and the cache.
+// Every RPC needs the admin scope (access_control.h).
 // Thread-safety: thread-safe.
 #ifndef AOTCACHE_SERVER_ADMIN_SERVICE_H_
 #define AOTCACHE_SERVER_ADMIN_SERVICE_H_
@@ -7,32 +8,35 @@
 #include "aotcache/v1/service.grpc.pb.h"
 #include "core/cache/cache.h"
 #include "core/store/rocksdb_store.h"
+#include "server/access_control.h"
 #include "server/call_clock.h"
 
 namespace aotcache {
 
 class AdminServiceImpl final : public v1::AdminService::Service {
  public:
-  AdminServiceImpl(Cache* cache, RocksDbStore* store, CallClock* clock)
-      : cache_(cache), store_(store), clock_(clock) {}
+  AdminServiceImpl(Cache* cache, RocksDbStore* store, AccessControl* access,
+                   CallClock* clock)
+      : cache_(cache), store_(store), access_(access), clock_(clock) {}
 
-  grpc::Status Stats(grpc::ServerContext*, const v1::StatsRequest*,
+  grpc::Status Stats(grpc::ServerContext* context, const v1::StatsRequest*,
                      v1::StatsResponse* response) override;
-  grpc::Status ListEntries(grpc::ServerContext*,
+  grpc::Status ListEntries(grpc::ServerContext* context,
                            const v1::ListEntriesRequest* request,
                            v1::ListEntriesResponse* response) override;
-  grpc::Status GetEntry(grpc::ServerContext*,
+  grpc::Status GetEntry(grpc::ServerContext* context,
                         const v1::GetEntryRequest* request,
                         v1::LookupResponse* response) override;
-  grpc::Status DeleteEntry(grpc::ServerContext*,
+  grpc::Status DeleteEntry(grpc::ServerContext* context,
                            const v1::DeleteEntryRequest* request,
                            v1::DeleteEntryResponse* response) override;
-  grpc::Status Verify(grpc::ServerContext*, const v1::VerifyRequest*,
+  grpc::Status Verify(grpc::ServerContext* context, const v1::VerifyRequest*,
                       v1::VerifyResponse* response) override;
 
  private:
   Cache* cache_;
   RocksDbStore* store_;
+  AccessControl* access_;
   CallClock* clock_;
 };
 

@@ -108,6 +108,24 @@ std::optional<bool> ArtifactsByReference(const grpc::ByteBuffer& buffer) {
   return by_reference;
 }
 
+// What a miss does for `caller`.
+OnMiss OnMissFor(const Grant& caller) {
+  return caller.scopes.Has(Scope::kCompile) ? OnMiss::kCompile
+                                            : OnMiss::kNotFound;
+}
+
+// The cache's answer, with a miss that `caller` may not compile said so.
+grpc::Status ToGrpcFor(const absl::Status& status, const Grant& caller,
+                       OnMiss on_miss) {
+  if (on_miss == OnMiss::kNotFound && absl::IsNotFound(status)) {
+    return grpc::Status(
+        grpc::StatusCode::NOT_FOUND,
+        absl::StrCat(status.message(), ": compiling needs the compile scope, "
+                     "which '", caller.name, "' does not hold"));
+  }
+  return ToGrpc(status);
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
@@ -115,6 +133,13 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
     grpc::ByteBuffer* response) {
   clock_->Touch();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  Grant caller;
+  if (grpc::Status allowed =
+          access_->Check(*context, Scope::kRead, "Compile", &caller);
+      !allowed.ok()) {
+    reactor->Finish(allowed);
+    return reactor;
+  }
   // Nothing is copied before the budget is asked: the request is read
   // where gRPC holds it.
   const std::optional<bool> by_reference = ArtifactsByReference(*request);
@@ -134,7 +159,9 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
     reactor->Finish(in_flight_->OverBudget());
     return reactor;
   }
-  workers_->Schedule([this, reactor, request, response, size,
+  const OnMiss on_miss = OnMissFor(caller);
+  workers_->Schedule([this, reactor, request, response, size, on_miss,
+                      caller = std::move(caller),
                       by_reference = *by_reference,
                       digest = std::move(digest)]() mutable {
     // The request's bytes are given back before the call finishes, so a
@@ -152,9 +179,9 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
     CompileRequest r{std::move(*decoded.mutable_graph()),
                      std::move(*decoded.mutable_options()),
                      std::move(*decoded.mutable_target()), std::move(digest)};
-    absl::StatusOr<CompileResult> result = cache_->Compile(r);
+    absl::StatusOr<CompileResult> result = cache_->Compile(r, on_miss);
     if (!result.ok()) {
-      finish(ToGrpc(result.status()));
+      finish(ToGrpcFor(result.status(), caller, on_miss));
       return;
     }
     *response = EncodeResponse(*result, by_reference);
@@ -168,6 +195,13 @@ grpc::ServerUnaryReactor* CompileServiceImpl::GetBackward(
     grpc::ByteBuffer* response) {
   clock_->Touch();
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  Grant caller;
+  if (grpc::Status allowed =
+          access_->Check(*context, Scope::kRead, "GetBackward", &caller);
+      !allowed.ok()) {
+    reactor->Finish(allowed);
+    return reactor;
+  }
   // Within the same budget as Compile: it may carry a whole CompileRequest.
   const int64_t size = static_cast<int64_t>(request->Length());
   if (!in_flight_->TryTake(size)) {
@@ -182,9 +216,10 @@ grpc::ServerUnaryReactor* CompileServiceImpl::GetBackward(
     return reactor;
   }
   workers_->Schedule(
-      [this, reactor, response, size, decoded = std::move(decoded)]() {
+      [this, reactor, response, size, decoded = std::move(decoded),
+       caller = std::move(caller)]() {
         v1::GetBackwardResponse answer;
-        grpc::Status status = AnswerGetBackward(decoded, &answer);
+        grpc::Status status = AnswerGetBackward(decoded, caller, &answer);
         if (status.ok()) {
           grpc::Slice slice(answer.SerializeAsString());
           *response = grpc::ByteBuffer(&slice, 1);
@@ -196,8 +231,10 @@ grpc::ServerUnaryReactor* CompileServiceImpl::GetBackward(
 }
 
 grpc::Status CompileServiceImpl::AnswerGetBackward(
-    const v1::GetBackwardRequest& r, v1::GetBackwardResponse* response) {
+    const v1::GetBackwardRequest& r, const Grant& caller,
+    v1::GetBackwardResponse* response) {
   const v1::GetBackwardRequest* request = &r;
+  const OnMiss on_miss = OnMissFor(caller);
   CompileRequest rebuild;
   const CompileRequest* rebuild_ptr = nullptr;
   if (request->has_request()) {
@@ -205,8 +242,8 @@ grpc::Status CompileServiceImpl::AnswerGetBackward(
     rebuild_ptr = &rebuild;
   }
   absl::StatusOr<BackwardResult> bw =
-      cache_->GetBackward(request->key(), rebuild_ptr);
-  if (!bw.ok()) return ToGrpc(bw.status());
+      cache_->GetBackward(request->key(), rebuild_ptr, on_miss);
+  if (!bw.ok()) return ToGrpcFor(bw.status(), caller, on_miss);
   response->set_backward_digest(bw->stored_digest);
   response->set_not_stored_reason(bw->not_stored_reason);
   if (!request->artifact_by_reference() || bw->stored_digest.empty()) {
@@ -219,6 +256,11 @@ grpc::ServerWriteReactor<v1::ArtifactChunk>* CompileServiceImpl::FetchArtifact(
     grpc::CallbackServerContext* context,
     const v1::FetchArtifactRequest* request) {
   clock_->Touch();
+  if (grpc::Status allowed =
+          access_->Check(*context, Scope::kRead, "FetchArtifact");
+      !allowed.ok()) {
+    return ArtifactStream::Refuse(allowed);
+  }
   if (!IsSha256Hex(request->digest())) {
     return ArtifactStream::Refuse(
         grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -230,10 +272,14 @@ grpc::ServerWriteReactor<v1::ArtifactChunk>* CompileServiceImpl::FetchArtifact(
                                in_flight_);
 }
 
-grpc::Status CompileServiceImpl::Lookup(grpc::ServerContext*,
+grpc::Status CompileServiceImpl::Lookup(grpc::ServerContext* context,
                                         const v1::LookupRequest* request,
                                         v1::LookupResponse* response) {
   clock_->Touch();
+  if (grpc::Status allowed = access_->Check(*context, Scope::kRead, "Lookup");
+      !allowed.ok()) {
+    return allowed;
+  }
   absl::StatusOr<v1::CacheEntry> entry = store_->Lookup(request->key());
   if (!entry.ok()) return ToGrpc(entry.status());
   *response->mutable_entry() = *std::move(entry);

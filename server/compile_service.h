@@ -7,6 +7,8 @@
 // gRPC's thread, its stored artifact copied into the answer as it is
 // (Cache::HitByRequestDigest; the frames in compile_frames.proto). Anything
 // else -- decoding, analysis, a compile -- runs on the worker pool.
+// Every RPC needs the read scope (access_control.h); a caller without the
+// compile scope is answered NOT_FOUND where a miss would compile.
 // Thread-safety: thread-safe (the cache, store and pool are).
 #ifndef AOTCACHE_SERVER_COMPILE_SERVICE_H_
 #define AOTCACHE_SERVER_COMPILE_SERVICE_H_
@@ -18,6 +20,7 @@
 #include "core/store/entry_store.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "server/bytes_in_flight.h"
+#include "server/access_control.h"
 #include "server/call_clock.h"
 #include "server/worker_pool.h"
 
@@ -32,11 +35,13 @@ class CompileServiceImpl final
   // Requests past `in_flight`'s budget are refused (RESOURCE_EXHAUSTED); a
   // FetchArtifact stream not read to its end within `fetch_time_limit` is
   // cancelled.
-  CompileServiceImpl(Cache* cache, EntryStore* store, CallClock* clock,
-                     WorkerPool* workers, BytesInFlight* in_flight,
+  CompileServiceImpl(Cache* cache, EntryStore* store, AccessControl* access,
+                     CallClock* clock, WorkerPool* workers,
+                     BytesInFlight* in_flight,
                      std::chrono::milliseconds fetch_time_limit)
       : cache_(cache),
         store_(store),
+        access_(access),
         clock_(clock),
         workers_(workers),
         in_flight_(in_flight),
@@ -61,10 +66,12 @@ class CompileServiceImpl final
 
  private:
   grpc::Status AnswerGetBackward(const v1::GetBackwardRequest& request,
+                                 const Grant& caller,
                                  v1::GetBackwardResponse* response);
 
   Cache* cache_;
   EntryStore* store_;
+  AccessControl* access_;
   CallClock* clock_;
   WorkerPool* workers_;
   BytesInFlight* in_flight_;

@@ -56,6 +56,33 @@ ino_t InodeOf(int fd) {
 
 }  // namespace
 
+bool IsLoopbackAddress(const std::string& address) {
+  std::string host, port;
+  if (!SplitHostPort(address, &host, &port) || host.empty()) return false;
+  addrinfo hints = {};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), port.c_str(), &hints, &found) != 0) {
+    return false;
+  }
+  bool loopback = found != nullptr;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    if (a->ai_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ai_addr);
+      loopback &= (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    } else if (a->ai_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ai_addr);
+      loopback &= IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) != 0;
+    } else {
+      loopback = false;
+    }
+  }
+  freeaddrinfo(found);
+  return loopback;
+}
+
 int64_t RaiseOpenFileLimit() {
   struct rlimit limit;
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;

@@ -77,6 +77,10 @@ class ConnectionGate {
   int64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// Whether every address `address` ("host:port") resolves to is a loopback
+// one (127.0.0.0/8, ::1): only this machine's users can connect there.
+bool IsLoopbackAddress(const std::string& address);
+
 // Raises this process's soft limit of open files to its hard limit; returns
 // the soft limit now in force.
 int64_t RaiseOpenFileLimit();

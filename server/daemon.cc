@@ -70,6 +70,27 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
   return backend;
 }
 
+// Who may call: the tokens file's grants, else anyone -- refused for a
+// listener others can reach, unless the operator allowed it.
+absl::StatusOr<std::unique_ptr<AccessControl>> MakeAccessControl(
+    const DaemonOptions& options) {
+  if (!options.tokens_file.empty()) {
+    return AccessControl::FromTokensFile(options.tokens_file);
+  }
+  const bool tcp =
+      !options.listen.empty() && !absl::StartsWith(options.listen, "unix:");
+  if (tcp && !IsLoopbackAddress(options.listen) &&
+      options.tls.client_ca_file.empty() && !options.insecure_allow_anonymous) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "listening on ", options.listen,
+        " without credentials would let anyone who reaches it read every "
+        "graph, compile and delete entries: give --tokens_file (with "
+        "--tls_cert and --tls_key), or --tls_client_ca for mTLS, or "
+        "--insecure_allow_anonymous on a network you trust"));
+  }
+  return std::make_unique<AccessControl>();
+}
+
 }  // namespace
 
 std::string CompilerTempRoot(const std::string& data_dir) {
@@ -128,6 +149,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
     backend = d->backend_.get();
   }
   d->backend_name_ = std::string(backend->name());
+  AOTCACHE_ASSIGN_OR_RETURN(d->access_, MakeAccessControl(options));
+  std::shared_ptr<grpc::ServerCredentials> tls;
+  if (options.tls.enabled()) {
+    AOTCACHE_ASSIGN_OR_RETURN(tls, TlsServerCredentials(options.tls));
+  } else if (!options.tls.key_file.empty() ||
+             !options.tls.client_ca_file.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls_key and --tls_client_ca need --tls_cert");
+  }
   CacheOptions cache_options;
   cache_options.limits.max_nodes = options.max_graph_nodes;
   cache_options.on_warning = [](const std::string& message) {
@@ -137,10 +167,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   d->workers_ = std::make_unique<WorkerPool>(kMaxCompileThreads);
   d->in_flight_ = std::make_unique<BytesInFlight>(options.max_bytes_in_flight);
   d->compile_service_ = std::make_unique<CompileServiceImpl>(
-      d->cache_.get(), d->store_.get(), &d->call_clock_, d->workers_.get(),
-      d->in_flight_.get(), options.fetch_time_limit);
+      d->cache_.get(), d->store_.get(), d->access_.get(), &d->call_clock_,
+      d->workers_.get(), d->in_flight_.get(), options.fetch_time_limit);
   d->admin_service_ = std::make_unique<AdminServiceImpl>(
-      d->cache_.get(), d->store_.get(), &d->call_clock_);
+      d->cache_.get(), d->store_.get(), d->access_.get(), &d->call_clock_);
 
   // The store's lock proves no other daemon serves this dir: a socket file
   // left here is stale.
@@ -163,6 +193,10 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, idle_ms);
   if (absl::StartsWith(options.listen, "unix:")) {
     builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials());
+  } else if (!options.listen.empty() && tls != nullptr) {
+    // gRPC's own listener: the gate hands connections over in plaintext.
+    RaiseOpenFileLimit();
+    builder.AddListeningPort(options.listen, tls, &d->port_);
   } else if (!options.listen.empty()) {
     // TCP connections come through the gate (connection_gate.h).
     ConnectionLimits limits = options.connections;

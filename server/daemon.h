@@ -2,6 +2,10 @@
 // the backend (native or reference), and a gRPC server with CompileService,
 // AdminService and the standard health service -- listening on the
 // configured address and, always, on a unix socket inside the data dir.
+// Callers are checked by AccessControl (tokens file, client certificates);
+// the TCP listener speaks TLS when given certificates. A listener on an
+// address other than loopback needs credentials (a tokens file or mTLS)
+// unless the operator says anonymous callers are fine.
 // Start fails at once, with a clear message, when another daemon holds the
 // data dir. Shutdown drains in-flight requests before returning.
 // Thread-safety: Start, Shutdown and Wait from one thread; the services run
@@ -20,9 +24,11 @@
 #include "core/paths/data_dir.h"
 #include "core/store/rocksdb_store.h"
 #include "grpcpp/server.h"
+#include "server/access_control.h"
 #include "server/bytes_in_flight.h"
 #include "server/call_clock.h"
 #include "server/connection_gate.h"
+#include "server/tls_credentials.h"
 #include "server/worker_pool.h"
 
 namespace aotcache {
@@ -60,6 +66,15 @@ struct DaemonOptions {
   // cancelled (an unread stream holds its artifact's bytes until then).
   std::chrono::milliseconds fetch_time_limit = std::chrono::minutes(2);
   Backend* backend = nullptr;  // Not owned; overrides backend_name.
+  // Who may call (token_table.h for the format); empty: anyone who can
+  // connect may do anything.
+  std::string tokens_file;
+  // Without it, a TCP listener on an address other than loopback needs a
+  // tokens file or mTLS, and the daemon refuses to start.
+  bool insecure_allow_anonymous = false;
+  // TLS on the TCP listener (gRPC's own listener then, not the connection
+  // gate: gRPC 1.51 takes handed-over connections in plaintext only).
+  TlsOptions tls;
 };
 
 // Where the host compiler's private dirs are made for the daemon of
@@ -87,6 +102,9 @@ class Daemon {
     return store_->recovery_damage();
   }
   Cache& cache() { return *cache_; }
+  // Reads the tokens file again (SIGHUP); on an error the grants in use
+  // stay.
+  absl::Status ReloadTokens() { return access_->Reload(); }
   // How long since the last call to any service.
   absl::Duration SinceLastCall() const { return call_clock_.SinceLastCall(); }
 
@@ -102,6 +120,7 @@ class Daemon {
   std::unique_ptr<Backend> backend_;
   std::string backend_name_;
   std::unique_ptr<Cache> cache_;
+  std::unique_ptr<AccessControl> access_;
   CallClock call_clock_;
   // Before the pool: its tasks give their bytes back when it drains.
   std::unique_ptr<BytesInFlight> in_flight_;

@@ -1,5 +1,5 @@
 // aotcached: the aotcache daemon. Flags in --help; SIGTERM or SIGINT drains
-// in-flight requests and exits 0.
+// in-flight requests and exits 0; SIGHUP reads the tokens file again.
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -51,6 +51,23 @@ ABSL_FLAG(int64_t, idle_connection_seconds, 300,
 ABSL_FLAG(int64_t, fetch_seconds, 120,
           "an artifact download (FetchArtifact) the client has not read to "
           "its end by then is cancelled");
+ABSL_FLAG(std::string, tokens_file, "",
+          "who may call over TCP: lines of NAME SCOPES CREDENTIAL, scopes "
+          "read, compile, admin, the credential a token's SHA-256 (aotcache "
+          "token makes both) or x509:ID for a client certificate; reread on "
+          "SIGHUP. Empty: anyone who can connect may do anything");
+ABSL_FLAG(bool, insecure_allow_anonymous, false,
+          "let a listener on an address other than loopback serve callers "
+          "without credentials (refused at start otherwise)");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain: the TCP listener speaks TLS");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificates: TCP clients must present a certificate one "
+          "of them signed (mTLS)");
+ABSL_FLAG(int64_t, tls_reload_seconds, 60,
+          "how often the TLS files are read again (renewed certificates are "
+          "served without a restart)");
 ABSL_FLAG(int64_t, drain_seconds, 30,
           "on SIGTERM, how long in-flight requests may take");
 
@@ -77,6 +94,13 @@ int main(int argc, char** argv) {
       std::chrono::seconds(absl::GetFlag(FLAGS_idle_connection_seconds));
   options.fetch_time_limit =
       std::chrono::seconds(absl::GetFlag(FLAGS_fetch_seconds));
+  options.tokens_file = absl::GetFlag(FLAGS_tokens_file);
+  options.insecure_allow_anonymous = absl::GetFlag(FLAGS_insecure_allow_anonymous);
+  options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.tls.key_file = absl::GetFlag(FLAGS_tls_key);
+  options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  options.tls.reload_interval =
+      std::chrono::seconds(absl::GetFlag(FLAGS_tls_reload_seconds));
   std::string durability = absl::GetFlag(FLAGS_durability);
   if (durability == "sync") {
     options.durability = aotcache::Durability::kSync;
@@ -92,6 +116,7 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   auto daemon = aotcache::Daemon::Start(options);
@@ -128,6 +153,17 @@ int main(int argc, char** argv) {
   int signal = -1;
   while (signal < 0) {
     signal = sigtimedwait(&signals, nullptr, &tick);
+    if (signal == SIGHUP) {
+      absl::Status reloaded = (*daemon)->ReloadTokens();
+      if (reloaded.ok()) {
+        LOG(INFO) << "SIGHUP: tokens file read again";
+      } else {
+        LOG(ERROR) << "SIGHUP: the tokens file in use stays: "
+                   << reloaded.message();
+      }
+      signal = -1;
+      continue;
+    }
     if (signal < 0 && idle_exit > absl::ZeroDuration() &&
         (*daemon)->SinceLastCall() >= idle_exit) {
       LOG(INFO) << "idle for " << absl::FormatDuration(idle_exit)

@@ -9,6 +9,7 @@
 #include "client/cli/compile_command.h"
 #include "client/cli/remote_commands.h"
 #include "client/cli/repair_command.h"
+#include "client/cli/token_command.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -17,9 +18,13 @@ int main(int argc, char** argv) {
         << "usage: aotcache analyze [--json] GRAPH.json\n"
            "       aotcache compile --local [--json] GRAPH.json\n"
            "       aotcache repair [--data_dir=DIR]   (the daemon stopped)\n"
+           "       aotcache token NAME SCOPES   (a token for --tokens_file)\n"
         << aotcache::kRemoteCommandsUsage
         << "Without --server: $AOTCACHE_SERVER, else the daemon's unix "
-           "socket in $XDG_CACHE_HOME/aotcache (else ~/.cache/aotcache).\n";
+           "socket in $XDG_CACHE_HOME/aotcache (else ~/.cache/aotcache).\n"
+           "tls://HOST:PORT speaks TLS (CA: $AOTCACHE_CA, client "
+           "certificate: $AOTCACHE_CLIENT_CERT and $AOTCACHE_CLIENT_KEY); "
+           "the token: $AOTCACHE_TOKEN.\n";
     return args.empty() ? 2 : 0;
   }
   // A leading --server applies to the command after it.
@@ -32,6 +37,9 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "analyze") {
     return aotcache::RunAnalyzeCommand(args, std::cout, std::cerr);
+  }
+  if (command == "token") {
+    return aotcache::RunTokenCommand(args, std::cout, std::cerr);
   }
   if (command == "repair") {
     return aotcache::RunRepairCommand(args, std::cout, std::cerr);

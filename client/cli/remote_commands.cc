@@ -13,7 +13,7 @@
 #include "aotcache/v1/service.grpc.pb.h"
 #include "client/cli/compile_command.h"
 #include "client/cli/read_graph.h"
-#include "client/cpp/channel.h"
+#include "client/cpp/connection.h"
 #include "core/graph/graph_json.h"
 #include "core/key/digest.h"
 #include "core/key/target.h"
@@ -87,17 +87,17 @@ std::string Short(const std::string& digest) {
 
 class Remote {
  public:
-  Remote(const std::string& target, std::ostream& out, std::ostream& err)
-      : target_(target), out_(out), err_(err) {
-    auto channel = OpenChannel(target);
-    compile_ = v1::CompileService::NewStub(channel);
-    admin_ = v1::AdminService::NewStub(channel);
-  }
+  Remote(Connection connection, std::ostream& out, std::ostream& err)
+      : connection_(std::move(connection)),
+        target_(connection_.server()),
+        out_(out),
+        err_(err),
+        compile_(v1::CompileService::NewStub(connection_.channel())),
+        admin_(v1::AdminService::NewStub(connection_.channel())) {}
 
   std::unique_ptr<grpc::ClientContext> Context(int seconds) {
     auto ctx = std::make_unique<grpc::ClientContext>();
-    ctx->set_deadline(std::chrono::system_clock::now() +
-                      std::chrono::seconds(seconds));
+    connection_.Prepare(ctx.get(), absl::Seconds(seconds));
     return ctx;
   }
 
@@ -109,6 +109,12 @@ class Remote {
            << status.error_message()
            << "); start one with scripts/run or pass --server\n";
       return 3;
+    }
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+        status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+      err_ << "aotcache: " << status.error_message()
+           << " (the token comes from $AOTCACHE_TOKEN)\n";
+      return 1;
     }
     err_ << "aotcache: " << status.error_message() << "\n";
     return 1;
@@ -370,7 +376,8 @@ class Remote {
   }
 
  private:
-  std::string target_;
+  const Connection connection_;
+  const std::string target_;
   std::ostream& out_;
   std::ostream& err_;
   std::unique_ptr<v1::CompileService::Stub> compile_;
@@ -410,7 +417,15 @@ int RunRemoteCommand(const std::string& command,
         << "' is not a key (64 hex digits, as `aotcache ls` prints)\n";
     return 2;
   }
-  Remote remote(ResolveServerTarget(inv.server), out, err);
+  ConnectionOptions connect;
+  connect.server = inv.server;
+  absl::StatusOr<Connection> connection =
+      Connection::Open(WithEnvironment(connect));
+  if (!connection.ok()) {
+    err << "aotcache: " << connection.status().message() << "\n";
+    return 2;
+  }
+  Remote remote(*std::move(connection), out, err);
   if (command == "compile") return remote.Compile(inv);
   if (command == "stats") return remote.Stats(inv);
   if (command == "ls") return remote.List(inv);

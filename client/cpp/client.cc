@@ -7,7 +7,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "aotcache/v1/compile_frames.pb.h"
-#include "client/cpp/channel.h"
 #include "client/cpp/daemon_launcher.h"
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
@@ -18,6 +17,8 @@
 #include "core/key/digest.h"
 #include "core/key/target.h"
 #include "core/paths/data_dir.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 
 namespace aotcache {
 namespace {
@@ -31,6 +32,10 @@ absl::Status FromGrpc(const grpc::Status& status) {
 // graph itself.
 bool ShouldCompileInProcess(grpc::StatusCode code) {
   return code == grpc::StatusCode::UNAVAILABLE ||
+         // A miss this caller may not compile there (a read-only token).
+         code == grpc::StatusCode::NOT_FOUND ||
+         code == grpc::StatusCode::UNAUTHENTICATED ||
+         code == grpc::StatusCode::PERMISSION_DENIED ||
          // What a call on a connection the daemon closed as it exited gets.
          code == grpc::StatusCode::CANCELLED ||
          code == grpc::StatusCode::DEADLINE_EXCEEDED ||
@@ -49,6 +54,16 @@ absl::StatusOr<CompilePlan> PlanInProcess(const v1::CompileRequest& request) {
   return PlanCompilation(*analysis);
 }
 
+absl::StatusOr<Connection> OpenConnection(const ClientOptions& options) {
+  ConnectionOptions connect;
+  connect.server = options.server;
+  connect.token = options.token;
+  connect.ca_file = options.ca_file;
+  connect.cert_file = options.cert_file;
+  connect.key_file = options.key_file;
+  return Connection::Open(WithEnvironment(connect));
+}
+
 }  // namespace
 
 Client::Client(ClientOptions options)
@@ -56,7 +71,12 @@ Client::Client(ClientOptions options)
       target_(ResolveServerTarget(options_.server)),
       host_target_bytes_(DeterministicBytes(HostTarget())),
       is_default_daemon_(DefaultDaemonWanted(options_)),
-      channel_(OpenChannel(target_)),
+      connection_(OpenConnection(options_)),
+      // Unused when the connection did not open: Compile returns why first.
+      channel_(connection_.ok() ? connection_->channel()
+                                : grpc::CreateChannel(
+                                      "unix:/nonexistent",
+                                      grpc::InsecureChannelCredentials())),
       stub_(v1::CompileService::NewStub(channel_)),
       generic_stub_(channel_) {
   if (options_.artifact_dir != "none") {
@@ -135,7 +155,7 @@ grpc::Status Client::Call(
   grpc::Status status;
   for (int attempt = 1;; ++attempt) {
     grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + options_.deadline));
+    connection_->Prepare(&context, options_.deadline);
     status = rpc(&context);
     if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
         attempt >= options_.max_attempts) {
@@ -233,6 +253,7 @@ absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
   frame.set_artifacts_by_reference(artifact_dir_ != nullptr);
   f->request_bytes_ = DeterministicBytes(frame);
 
+  if (!connection_.ok()) return connection_.status();
   std::string problem = EnsureServer();
   if (problem.empty()) {
     grpc::Slice slice(f->request_bytes_);

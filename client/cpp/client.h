@@ -5,14 +5,18 @@
 //
 // Which server: ClientOptions::server, else $AOTCACHE_SERVER, else the
 // default daemon on the unix socket in the default data dir -- started by
-// the client if nothing answers there (daemon_launcher.h).
+// the client if nothing answers there (daemon_launcher.h). "tls://host:port"
+// speaks TLS; a token, CA and client certificate come from the options or
+// the environment (connection.h).
 //
 // A trainer never fails because the cache is down: when no server can be
 // reached (after retrying UNAVAILABLE with backoff) or the graph is over the
-// server's limits, the client compiles in process (with the native backend
-// when this machine's compiler can build kernels, else the reference one)
-// and the function's source() says so, with the reason. A malformed graph
-// is an error either way.
+// server's limits, or the server may not compile it for this caller (a
+// read-only token's miss: NOT_FOUND) or refuses the caller, the client
+// compiles in process (with the native backend when this machine's
+// compiler can build kernels, else the reference one) and the function's
+// source() says so, with the reason. A malformed graph, or a CA or client
+// certificate file that cannot be read, is an error either way.
 //
 // Thread-safety: Client and CachedFunction are thread-safe. A Client must
 // outlive the CachedFunctions it returned (their Backward calls it).
@@ -31,6 +35,7 @@
 #include "absl/time/time.h"
 #include "aotcache/v1/service.grpc.pb.h"
 #include "client/cpp/artifact_dir.h"
+#include "client/cpp/connection.h"
 #include "core/backend/backend.h"
 #include "core/runtime/compiled_function.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -38,7 +43,13 @@
 namespace aotcache {
 
 struct ClientOptions {
-  std::string server;  // A gRPC target; empty: see above.
+  // A gRPC target or tls://host:port; empty: see above. The credentials:
+  // empty ones from the environment (connection.h).
+  std::string server;
+  std::string token;
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
   absl::Duration deadline = absl::Seconds(60);  // Per call.
   int max_attempts = 4;  // UNAVAILABLE only; the rest is never retried.
   absl::Duration initial_backoff = absl::Milliseconds(50);  // Doubles.
@@ -171,6 +182,8 @@ class Client {
   std::string target_;
   std::string host_target_bytes_;  // This machine's encoded v1::Target.
   bool is_default_daemon_;
+  // Not OK when the connection's files could not be read (Compile says so).
+  absl::StatusOr<Connection> connection_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::CompileService::Stub> stub_;
   grpc::GenericStub generic_stub_;

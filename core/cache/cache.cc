@@ -63,7 +63,8 @@ Cache::Cache(EntryStore* store, const Backend* backend, CacheOptions options)
 
 // --- Compile ---------------------------------------------------------------
 
-absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
+absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request,
+                                             OnMiss on_miss) {
   AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(request));
   if (!a.bypass_reason.empty()) {
     if (std::shared_ptr<const BypassMemo::Entry> memo =
@@ -80,6 +81,11 @@ absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request) {
       request_keys_.Remember(request.request_digest, a.key);
     }
     if (std::optional<CompileResult> hit = TryHit(a.key)) return *hit;
+  }
+  if (on_miss == OnMiss::kNotFound) {
+    Count([](CacheCounters& c) { ++c.misses_not_compiled; });
+    return absl::NotFoundError(
+        "not cached, and this request may not compile it");
   }
   bool waited = false;
   absl::StatusOr<CompileResult> result = CompileOnce(
@@ -236,8 +242,33 @@ std::optional<CompileResult> Cache::TryHit(const std::string& key) {
 // --- GetBackward -----------------------------------------------------------
 
 absl::StatusOr<BackwardResult> Cache::GetBackward(
-    const std::string& key, const CompileRequest* request) {
+    const std::string& key, const CompileRequest* request, OnMiss on_miss) {
+  // Not in a flight: a caller who may not compile must not answer for one
+  // who may and waits on it.
+  if (on_miss == OnMiss::kNotFound) return BackwardCompiledBefore(key);
   return backward_flights_.Do(key, [&] { return BuildBackward(key, request); });
+}
+
+absl::StatusOr<BackwardResult> Cache::BackwardCompiledBefore(
+    const std::string& key) {
+  std::shared_ptr<const BypassMemo::Entry> memo = bypass_memo_.Find(key);
+  if (memo != nullptr && memo->backward.has_value()) {
+    Count([](CacheCounters& c) { ++c.backward_hits; });
+    return *memo->backward;
+  }
+  if (store_ != nullptr) {
+    if (absl::StatusOr<v1::CacheEntry> entry = store_->Lookup(key);
+        entry.ok()) {
+      if (entry->mode() != v1::MODE_TRAINING) return NoBackwardForInference();
+      if (std::optional<BackwardResult> hit = StoredBackward(*entry)) {
+        return *hit;
+      }
+    }
+  }
+  Count([](CacheCounters& c) { ++c.misses_not_compiled; });
+  return absl::NotFoundError(
+      "no backward compiled for this key, and this request may not compile "
+      "it");
 }
 
 absl::StatusOr<BackwardResult> Cache::BuildBackward(

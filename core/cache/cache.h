@@ -74,6 +74,10 @@ struct CompileRequest {
   std::string request_digest;
 };
 
+// What a miss does: compile (and store), or answer NotFound (a caller who
+// may only read what is cached).
+enum class OnMiss { kCompile, kNotFound };
+
 struct CacheCounters {
   int64_t hits = 0;
   int64_t misses = 0;
@@ -93,14 +97,18 @@ struct CacheCounters {
   // Bypasses answered from the memo, not compiled (a bypassed key's
   // backward from the memo counts as a backward hit).
   int64_t bypass_memo_hits = 0;
+  // Misses answered NotFound (OnMiss::kNotFound), forward or backward.
+  int64_t misses_not_compiled = 0;
 };
 
 class Cache {
  public:
   Cache(EntryStore* store, const Backend* backend, CacheOptions options);
 
-  // InvalidArgument / ResourceExhausted for a bad or oversize request.
-  absl::StatusOr<CompileResult> Compile(const CompileRequest& request);
+  // InvalidArgument / ResourceExhausted for a bad or oversize request;
+  // NotFound for a miss with OnMiss::kNotFound.
+  absl::StatusOr<CompileResult> Compile(const CompileRequest& request,
+                                        OnMiss on_miss = OnMiss::kCompile);
 
   // The hit for an earlier Compile's request_digest, if that request was
   // cacheable and its entry is still stored; nullopt otherwise (decode the
@@ -111,9 +119,12 @@ class Cache {
   // The backward artifact of a training entry, compiled on first request.
   // `request` rebuilds the entry if it is gone (deleted, evicted, or never
   // saved); its key must be `key` (InvalidArgument otherwise).
-  // FailedPrecondition for an inference entry.
-  absl::StatusOr<BackwardResult> GetBackward(const std::string& key,
-                                             const CompileRequest* request);
+  // FailedPrecondition for an inference entry. With OnMiss::kNotFound, only
+  // a backward compiled before is answered (NotFound otherwise), and
+  // `request` is not used.
+  absl::StatusOr<BackwardResult> GetBackward(
+      const std::string& key, const CompileRequest* request,
+      OnMiss on_miss = OnMiss::kCompile);
 
   CacheCounters counters() const;
   // Requests currently waiting for an identical in-flight compile.
@@ -152,6 +163,8 @@ class Cache {
   absl::StatusOr<BackwardEntry> EntryForBackward(const std::string& key,
                                                  const CompileRequest* request,
                                                  const BypassMemo::Entry* memo);
+  // The backward compiled before for `key` (memo or store), else NotFound.
+  absl::StatusOr<BackwardResult> BackwardCompiledBefore(const std::string& key);
   // The stored backward of `entry`, if it has one that reads back.
   std::optional<BackwardResult> StoredBackward(const v1::CacheEntry& entry);
   // The forward `entry` stores, or nullopt if it is gone or corrupt.

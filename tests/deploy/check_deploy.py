@@ -33,7 +33,8 @@ def check_systemd(binary):
     complaints = (r.stdout + r.stderr).strip()
     assert r.returncode == 0 and not complaints, complaints
     for key in ("DynamicUser=yes", "StateDirectory=aotcache",
-                "ProtectSystem=strict", "--data_dir=/var/lib/aotcache"):
+                "ProtectSystem=strict", "--data_dir=/var/lib/aotcache",
+                "--tokens_file=", "--tls_cert=", "--tls_key=", "ExecReload="):
         assert key in unit, key
     print("systemd unit verified")
 
@@ -48,8 +49,15 @@ def check_kubernetes():
     port = container["ports"][0]
     assert service["spec"]["ports"][0]["targetPort"] == port["name"]
     for probe in ("readinessProbe", "livenessProbe"):
-        assert container[probe]["grpc"]["port"] == port["containerPort"], probe
+        assert container[probe]["tcpSocket"]["port"] == port["name"], probe
     mount = container["volumeMounts"][0]
+    # TLS and tokens, from the Secret mounted where the args look.
+    credentials = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}["credentials"]
+    for flag, file in (("--tokens_file", "tokens"), ("--tls_cert", "tls.crt"),
+                       ("--tls_key", "tls.key")):
+        assert f"{flag}={credentials}/{file}" in container["args"], flag
+    secret = {v["name"]: v for v in pod["volumes"]}["credentials"]["secret"]
+    assert secret["defaultMode"] & 0o022 == 0, "not writable by others"
     assert f"--data_dir={mount['mountPath']}" in container["args"]
     claim = sts["spec"]["volumeClaimTemplates"][0]["metadata"]["name"]
     assert mount["name"] == claim
@@ -59,6 +67,7 @@ def check_kubernetes():
     with open(os.path.join(ROOT, "deploy/container/Dockerfile")) as f:
         dockerfile = f.read()
     assert f"USER {security['runAsUser']}" in dockerfile, "numeric USER"
+    assert "--tokens_file=" in dockerfile and "--tls_cert=" in dockerfile
     print("kubernetes manifests consistent")
 
 

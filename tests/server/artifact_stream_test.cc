@@ -41,8 +41,8 @@ class ArtifactStreamTest : public ::testing::Test {
     store_ = *std::move(store);
     cache_ = std::make_unique<Cache>(store_.get(), &backend_, CacheOptions());
     service_ = std::make_unique<CompileServiceImpl>(
-        cache_.get(), store_.get(), &clock_, &workers_, &in_flight_,
-        std::chrono::minutes(1));
+        cache_.get(), store_.get(), &access_, &clock_, &workers_,
+        &in_flight_, std::chrono::minutes(1));
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
@@ -87,6 +87,7 @@ class ArtifactStreamTest : public ::testing::Test {
   std::unique_ptr<RocksDbStore> store_;
   ReferenceBackend backend_;
   std::unique_ptr<Cache> cache_;
+  AccessControl access_;  // Everyone may do anything.
   CallClock clock_;
   BytesInFlight in_flight_{int64_t{8} << 20};
   WorkerPool workers_{2};

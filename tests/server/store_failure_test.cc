@@ -74,11 +74,13 @@ class StoreFailureTest : public ::testing::Test {
   GoneStore store_;
   ReferenceBackend backend_;
   Cache cache_{&store_, &backend_, {}};
+  AccessControl access_;  // Everyone may do anything.
   CallClock clock_;
   BytesInFlight in_flight_{int64_t{64} << 20};
   WorkerPool workers_{4};
-  CompileServiceImpl service_{&cache_,   &store_,     &clock_,
-                              &workers_, &in_flight_, std::chrono::minutes(2)};
+  CompileServiceImpl service_{&cache_,   &store_,     &access_,
+                              &clock_,   &workers_,   &in_flight_,
+                              std::chrono::minutes(2)};
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::CompileService::Stub> stub_;
 };
