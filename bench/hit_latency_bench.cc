@@ -13,6 +13,10 @@
 //   hit by digest Compile answered by digest (what aotcache::Client asks)
 //   client hit    aotcache::Client::Compile: by digest, the artifact from
 //                 the local artifact dir, loaded and ready to run
+//   tls hit       "hit by digest" with a token over TLS, from a second
+//                 daemon with a tokens file and a certificate (made by the
+//                 openssl CLI); its ratio is against "hit by digest"
+//   tls client    "client hit" with a token over TLS; against "client hit"
 // on tests/fixtures/graphs/assorted_ops__rg.json (61 nodes, training).
 #include <stdlib.h>
 
@@ -22,6 +26,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -36,7 +41,9 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "core/key/digest.h"
 #include "server/daemon.h"
+#include "tests/testing/test_certificates.h"
 
 namespace aotcache {
 namespace {
@@ -126,6 +133,30 @@ int Run(double seconds, const std::string& only) {
     std::fprintf(stderr, "%s\n", daemon.status().ToString().c_str());
     return 1;
   }
+  // The same daemon behind TLS and a token.
+  absl::StatusOr<testing::TestCertificates> certs =
+      testing::MakeTestCertificates(dir);
+  if (!certs.ok()) {
+    std::fprintf(stderr, "%s\n", certs.status().ToString().c_str());
+    return 1;
+  }
+  const std::string token = "bench-token-0123456789";
+  DaemonOptions tls_options;
+  tls_options.data_dir = dir + "/tls-daemon";
+  tls_options.tokens_file = dir + "/tokens";
+  {
+    std::FILE* tokens = std::fopen(tls_options.tokens_file.c_str(), "w");
+    std::fprintf(tokens, "bench read,compile %s\n", Sha256Hex(token).c_str());
+    std::fclose(tokens);
+  }
+  if (getenv("NO_TOKENS")) tls_options.tokens_file.clear();
+  tls_options.tls.cert_file = certs->server.cert;
+  tls_options.tls.key_file = certs->server.key;
+  auto tls_daemon = Daemon::Start(tls_options);
+  if (!tls_daemon.ok()) {
+    std::fprintf(stderr, "%s\n", tls_daemon.status().ToString().c_str());
+    return 1;
+  }
   SyncEcho sync_echo_service;
   CallbackEcho callback_echo_service;
   EchoServer sync_echo(&sync_echo_service);
@@ -137,6 +168,24 @@ int Run(double seconds, const std::string& only) {
   client_options.server = server;
   client_options.artifact_dir = dir + "/artifacts";
   Client client(client_options);
+  ClientOptions tls_client_options = client_options;
+  tls_client_options.server =
+      absl::StrCat("tls://127.0.0.1:", (*tls_daemon)->port());
+  tls_client_options.token = token;
+  tls_client_options.ca_file = certs->ca;
+  tls_client_options.artifact_dir = dir + "/tls-artifacts";
+  Client tls_client(tls_client_options);
+  grpc::SslCredentialsOptions tls_credentials;
+  {
+    std::FILE* ca = std::fopen(certs->ca.c_str(), "r");
+    char buffer[4096];
+    size_t n = std::fread(buffer, 1, sizeof(buffer), ca);
+    std::fclose(ca);
+    tls_credentials.pem_root_certs.assign(buffer, n);
+  }
+  auto tls_compile = v1::CompileService::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", (*tls_daemon)->port()),
+      grpc::SslCredentials(tls_credentials)));
 
   auto graph = ReadGraphFile(AOTCACHE_SOURCE_DIR
                              "/tests/fixtures/graphs/assorted_ops__rg.json");
@@ -146,17 +195,29 @@ int Run(double seconds, const std::string& only) {
   *inline_request.mutable_target() = HostTarget();
   v1::CompileRequest by_digest = inline_request;
   by_digest.set_artifacts_by_reference(true);
-  if (!client.Compile(*graph).ok()) return 1;  // The miss, not measured.
+  // The misses, not measured.
+  if (!client.Compile(*graph).ok() || !tls_client.Compile(*graph).ok()) {
+    return 1;
+  }
 
-  auto hit = [&](const v1::CompileRequest& request) {
+  auto hit_on = [&](v1::CompileService::Stub* stub,
+                    const v1::CompileRequest& request, bool with_token) {
     grpc::ClientContext context;
+    if (with_token) context.AddMetadata("authorization", "Bearer " + token);
     v1::CompileResponse response;
-    grpc::Status status = compile->Compile(&context, request, &response);
+    grpc::Status status = stub->Compile(&context, request, &response);
     if (!status.ok() || response.status() != v1::COMPILE_STATUS_HIT) {
       std::fprintf(stderr, "not a hit: %s\n", status.error_message().c_str());
       std::abort();
     }
     return response;
+  };
+  auto hit = [&](const v1::CompileRequest& request) {
+    return hit_on(compile.get(), request, false);
+  };
+  auto client_hit = [](Client& c, const v1::Graph& g) {
+    auto f = c.Compile(g);
+    if (!f.ok() || (*f)->status() != v1::COMPILE_STATUS_HIT) std::abort();
   };
   bench::EchoRequest echo_request;
   echo_request.set_payload(inline_request.SerializeAsString());
@@ -178,17 +239,17 @@ int Run(double seconds, const std::string& only) {
   struct Case {
     const char* name;
     std::function<void()> call;
+    const char* against = nullptr;  // Its plaintext twin; else the echo.
   };
   std::vector<Case> cases = {
       {"echo sync", [&] { echo(sync_echo); }},
       {"echo callback", [&] { echo(callback_echo); }},
       {"hit inline", [&] { hit(inline_request); }},
       {"hit by digest", [&] { hit(by_digest); }},
-      {"client hit",
-       [&] {
-         auto f = client.Compile(*graph);
-         if (!f.ok() || (*f)->status() != v1::COMPILE_STATUS_HIT) std::abort();
-       }},
+      {"client hit", [&] { client_hit(client, *graph); }},
+      {"tls hit", [&] { hit_on(tls_compile.get(), by_digest, true); },
+       "hit by digest"},
+      {"tls client", [&] { client_hit(tls_client, *graph); }, "client hit"},
   };
   for (int threads : {1, 8}) {
     std::printf("\n%d client thread%s, %.1f s each:\n", threads,
@@ -197,6 +258,7 @@ int Run(double seconds, const std::string& only) {
                 "calls/s", "vs the better echo: p50, throughput");
     constexpr int kEchoes = 2;  // The first two cases.
     Result base;
+    std::map<std::string, Result> measured;
     for (size_t i = 0; i < cases.size(); ++i) {
       const Case& c = cases[i];
       if (i >= kEchoes && !only.empty() && only != c.name) continue;
@@ -208,12 +270,22 @@ int Run(double seconds, const std::string& only) {
                     r.p99_us, r.per_second);
         continue;
       }
+      measured[c.name] = r;
+      if (c.against != nullptr && measured.count(c.against) != 0) {
+        const Result& twin = measured[c.against];
+        std::printf("  %-14s %10.1f %10.1f %12.0f   %.2fx, %.2fx of %s\n",
+                    c.name, r.p50_us, r.p99_us, r.per_second,
+                    r.p50_us / twin.p50_us, r.per_second / twin.per_second,
+                    c.against);
+        continue;
+      }
       std::printf("  %-14s %10.1f %10.1f %12.0f   %.2fx, %.2fx\n", c.name,
                   r.p50_us, r.p99_us, r.per_second, r.p50_us / base.p50_us,
                   r.per_second / base.per_second);
     }
   }
   daemon->reset();
+  tls_daemon->reset();
   std::filesystem::remove_all(dir);
   return 0;
 }

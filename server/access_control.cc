@@ -110,8 +110,7 @@ grpc::Status AccessControl::Check(const grpc::ServerContextBase& context,
   if (!identified.ok()) {
     grpc::Status refused(identified.error_code(),
                          absl::StrCat(rpc, " needs the ", ScopeName(scope),
-                                      " scope: ",
-                                      identified.error_message()));
+                                      " scope: ", identified.error_message()));
     LogRefusal(absl::StrCat("refused ", rpc, " from ", context.peer(), ": ",
                             identified.error_message()));
     return refused;
@@ -123,10 +122,9 @@ grpc::Status AccessControl::Check(const grpc::ServerContextBase& context,
 
 grpc::Status AccessControl::Refuse(const Grant& caller, Scope scope,
                                    absl::string_view rpc) {
-  std::string message =
-      absl::StrCat(rpc, " needs the ", ScopeName(scope), " scope, which '",
-                   caller.name, "' does not hold (it holds ",
-                   caller.scopes.ToString(), ")");
+  std::string message = absl::StrCat(
+      rpc, " needs the ", ScopeName(scope), " scope, which '", caller.name,
+      "' does not hold (it holds ", caller.scopes.ToString(), ")");
   LogRefusal(absl::StrCat("refused: ", message));
   return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, message);
 }

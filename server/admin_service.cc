@@ -41,7 +41,8 @@ grpc::Status AdminServiceImpl::ListEntries(
     grpc::ServerContext* context, const v1::ListEntriesRequest* request,
     v1::ListEntriesResponse* response) {
   clock_->Touch();
-  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "ListEntries");
+  if (grpc::Status allowed =
+          access_->Check(*context, Scope::kAdmin, "ListEntries");
       !allowed.ok()) {
     return allowed;
   }
@@ -75,7 +76,8 @@ grpc::Status AdminServiceImpl::GetEntry(grpc::ServerContext* context,
                                         const v1::GetEntryRequest* request,
                                         v1::LookupResponse* response) {
   clock_->Touch();
-  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "GetEntry");
+  if (grpc::Status allowed =
+          access_->Check(*context, Scope::kAdmin, "GetEntry");
       !allowed.ok()) {
     return allowed;
   }
@@ -89,7 +91,8 @@ grpc::Status AdminServiceImpl::DeleteEntry(
     grpc::ServerContext* context, const v1::DeleteEntryRequest* request,
     v1::DeleteEntryResponse*) {
   clock_->Touch();
-  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "DeleteEntry");
+  if (grpc::Status allowed =
+          access_->Check(*context, Scope::kAdmin, "DeleteEntry");
       !allowed.ok()) {
     return allowed;
   }

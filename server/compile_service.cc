@@ -118,10 +118,11 @@ OnMiss OnMissFor(const Grant& caller) {
 grpc::Status ToGrpcFor(const absl::Status& status, const Grant& caller,
                        OnMiss on_miss) {
   if (on_miss == OnMiss::kNotFound && absl::IsNotFound(status)) {
-    return grpc::Status(
-        grpc::StatusCode::NOT_FOUND,
-        absl::StrCat(status.message(), ": compiling needs the compile scope, "
-                     "which '", caller.name, "' does not hold"));
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        absl::StrCat(status.message(),
+                                     ": compiling needs the compile scope, "
+                                     "which '",
+                                     caller.name, "' does not hold"));
   }
   return ToGrpc(status);
 }
@@ -161,8 +162,7 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
   }
   const OnMiss on_miss = OnMissFor(caller);
   workers_->Schedule([this, reactor, request, response, size, on_miss,
-                      caller = std::move(caller),
-                      by_reference = *by_reference,
+                      caller = std::move(caller), by_reference = *by_reference,
                       digest = std::move(digest)]() mutable {
     // The request's bytes are given back before the call finishes, so a
     // client that sends its next request on the answer finds them free.
@@ -215,18 +215,18 @@ grpc::ServerUnaryReactor* CompileServiceImpl::GetBackward(
                                  "the request is not a GetBackwardRequest"));
     return reactor;
   }
-  workers_->Schedule(
-      [this, reactor, response, size, decoded = std::move(decoded),
-       caller = std::move(caller)]() {
-        v1::GetBackwardResponse answer;
-        grpc::Status status = AnswerGetBackward(decoded, caller, &answer);
-        if (status.ok()) {
-          grpc::Slice slice(answer.SerializeAsString());
-          *response = grpc::ByteBuffer(&slice, 1);
-        }
-        in_flight_->Give(size);
-        reactor->Finish(status);
-      });
+  workers_->Schedule([this, reactor, response, size,
+                      decoded = std::move(decoded),
+                      caller = std::move(caller)]() {
+    v1::GetBackwardResponse answer;
+    grpc::Status status = AnswerGetBackward(decoded, caller, &answer);
+    if (status.ok()) {
+      grpc::Slice slice(answer.SerializeAsString());
+      *response = grpc::ByteBuffer(&slice, 1);
+    }
+    in_flight_->Give(size);
+    reactor->Finish(status);
+  });
   return reactor;
 }
 

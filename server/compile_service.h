@@ -19,8 +19,8 @@
 #include "core/cache/cache.h"
 #include "core/store/entry_store.h"
 #include "grpcpp/support/byte_buffer.h"
-#include "server/bytes_in_flight.h"
 #include "server/access_control.h"
+#include "server/bytes_in_flight.h"
 #include "server/call_clock.h"
 #include "server/worker_pool.h"
 

@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
   options.fetch_time_limit =
       std::chrono::seconds(absl::GetFlag(FLAGS_fetch_seconds));
   options.tokens_file = absl::GetFlag(FLAGS_tokens_file);
-  options.insecure_allow_anonymous = absl::GetFlag(FLAGS_insecure_allow_anonymous);
+  options.insecure_allow_anonymous =
+      absl::GetFlag(FLAGS_insecure_allow_anonymous);
   options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
   options.tls.key_file = absl::GetFlag(FLAGS_tls_key);
   options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);

@@ -49,8 +49,8 @@ absl::Status CheckFiles(const TlsOptions& options) {
       PEM_read_PrivateKey(key_file.get(), nullptr, nullptr, nullptr),
       EVP_PKEY_free);
   if (key == nullptr) return fail("TLS key", options.key_file);
-  if (X509_check_private_key(SSL_CTX_get0_certificate(ctx.get()),
-                             key.get()) != 1) {
+  if (X509_check_private_key(SSL_CTX_get0_certificate(ctx.get()), key.get()) !=
+      1) {
     ERR_clear_error();
     return absl::FailedPreconditionError(
         absl::StrCat("TLS key ", options.key_file,

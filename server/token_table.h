@@ -15,7 +15,6 @@
 #ifndef AOTCACHE_SERVER_TOKEN_TABLE_H_
 #define AOTCACHE_SERVER_TOKEN_TABLE_H_
 
-#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,7 +51,7 @@ class TokenTable {
  private:
   struct TokenLine {
     Grant grant;
-    std::array<unsigned char, 32> sha256;
+    std::string sha256_hex;  // 64 lowercase hex digits, as Sha256Hex.
   };
   struct CertificateLine {
     Grant grant;

@@ -38,8 +38,8 @@ int RunTokenCommand(const std::vector<std::string>& args, std::ostream& out,
     err << "aotcache token: the system's random source failed\n";
     return 1;
   }
-  const std::string token = absl::WebSafeBase64Escape(absl::string_view(
-      reinterpret_cast<const char*>(random), sizeof(random)));
+  const std::string token = absl::WebSafeBase64Escape(
+      absl::string_view(reinterpret_cast<const char*>(random), sizeof(random)));
   out << "token (give it to its holder as AOTCACHE_TOKEN; it is not stored "
          "anywhere):\n  "
       << token << "\nits line for the tokens file (then SIGHUP the daemon):\n"

@@ -73,10 +73,10 @@ Client::Client(ClientOptions options)
       is_default_daemon_(DefaultDaemonWanted(options_)),
       connection_(OpenConnection(options_)),
       // Unused when the connection did not open: Compile returns why first.
-      channel_(connection_.ok() ? connection_->channel()
-                                : grpc::CreateChannel(
-                                      "unix:/nonexistent",
-                                      grpc::InsecureChannelCredentials())),
+      channel_(connection_.ok()
+                   ? connection_->channel()
+                   : grpc::CreateChannel("unix:/nonexistent",
+                                         grpc::InsecureChannelCredentials())),
       stub_(v1::CompileService::NewStub(channel_)),
       generic_stub_(channel_) {
   if (options_.artifact_dir != "none") {

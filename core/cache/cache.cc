@@ -241,8 +241,9 @@ std::optional<CompileResult> Cache::TryHit(const std::string& key) {
 
 // --- GetBackward -----------------------------------------------------------
 
-absl::StatusOr<BackwardResult> Cache::GetBackward(
-    const std::string& key, const CompileRequest* request, OnMiss on_miss) {
+absl::StatusOr<BackwardResult> Cache::GetBackward(const std::string& key,
+                                                  const CompileRequest* request,
+                                                  OnMiss on_miss) {
   // Not in a flight: a caller who may not compile must not answer for one
   // who may and waits on it.
   if (on_miss == OnMiss::kNotFound) return BackwardCompiledBefore(key);

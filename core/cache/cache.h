@@ -122,9 +122,9 @@ class Cache {
   // FailedPrecondition for an inference entry. With OnMiss::kNotFound, only
   // a backward compiled before is answered (NotFound otherwise), and
   // `request` is not used.
-  absl::StatusOr<BackwardResult> GetBackward(
-      const std::string& key, const CompileRequest* request,
-      OnMiss on_miss = OnMiss::kCompile);
+  absl::StatusOr<BackwardResult> GetBackward(const std::string& key,
+                                             const CompileRequest* request,
+                                             OnMiss on_miss = OnMiss::kCompile);
 
   CacheCounters counters() const;
   // Requests currently waiting for an identical in-flight compile.

@@ -81,23 +81,22 @@ TEST(TokenTableTest, RefusesWhatItCannotReadNamingTheLine) {
   EXPECT_THAT(TokenTable::Parse(absl::StrCat("\n\na write ", hash)).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("line 3"), HasSubstr("'write'"))));
+  EXPECT_THAT(TokenTable::Parse("a read my-secret-token\n").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("not a token itself")));
+  EXPECT_THAT(TokenTable::Parse(
+                  absl::StrCat("a read ", hash, "\na admin ", Sha256Hex("u")))
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("line 2"), HasSubstr("twice"))));
   EXPECT_THAT(
-      TokenTable::Parse("a read my-secret-token\n").status(),
+      TokenTable::Parse(absl::StrCat("a read ", hash, "\nb admin ", hash))
+          .status(),
       StatusIs(absl::StatusCode::kInvalidArgument,
-               HasSubstr("not a token itself")));
-  EXPECT_THAT(TokenTable::Parse(absl::StrCat("a read ", hash, "\na admin ",
-                                             Sha256Hex("u")))
-                  .status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("line 2"), HasSubstr("twice"))));
-  EXPECT_THAT(TokenTable::Parse(absl::StrCat("a read ", hash, "\nb admin ",
-                                             hash))
-                  .status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       AllOf(HasSubstr("line 2"), HasSubstr("twice"))));
-  EXPECT_THAT(TokenTable::Parse(absl::StrCat("a/b read ", hash)).status(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("a name is")));
+               AllOf(HasSubstr("line 2"), HasSubstr("twice"))));
+  EXPECT_THAT(
+      TokenTable::Parse(absl::StrCat("a/b read ", hash)).status(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("a name is")));
 }
 
 TEST(TokenTableTest, LoadRefusesAFileOthersCanWrite) {
@@ -174,9 +173,9 @@ TEST_F(ScopedDaemonTest, WithoutATokenEveryRpcIsUnauthenticated) {
               StatusIs(absl::StatusCode::kUnauthenticated,
                        AllOf(HasSubstr("Compile needs the read scope"),
                              HasSubstr("AOTCACHE_TOKEN"))));
-  EXPECT_THAT(CompileAs("not-a-token", &response),
-              StatusIs(absl::StatusCode::kUnauthenticated,
-                       HasSubstr("unknown token")));
+  EXPECT_THAT(
+      CompileAs("not-a-token", &response),
+      StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("unknown token")));
   v1::LookupResponse lookup;
   v1::LookupRequest lookup_request;
   EXPECT_THAT(compile_->Lookup(As("").get(), lookup_request, &lookup),
@@ -241,8 +240,7 @@ TEST_F(ScopedDaemonTest, AnAdminTokenMaintainsButDoesNotRead) {
   v1::DeleteEntryRequest rm;
   rm.set_key(compiled.key());
   v1::DeleteEntryResponse deleted;
-  EXPECT_THAT(admin_->DeleteEntry(As(kAdminToken).get(), rm, &deleted),
-              IsOk());
+  EXPECT_THAT(admin_->DeleteEntry(As(kAdminToken).get(), rm, &deleted), IsOk());
   v1::CompileResponse response;
   EXPECT_THAT(CompileAs(kAdminToken, &response),
               StatusIs(absl::StatusCode::kPermissionDenied,
@@ -268,18 +266,17 @@ TEST_F(ScopedDaemonTest, ReloadTakesANewFileAndKeepsTheOldOnAnError) {
   const std::string fresh = "fresh-token-0123456789";
   WriteFile(tokens_, absl::StrCat("fresh read ", Sha256Hex(fresh), "\n"));
   ASSERT_THAT(daemon_->ReloadTokens(), IsOk());
-  EXPECT_THAT(ListAs(kAdminToken),
-              StatusIs(absl::StatusCode::kUnauthenticated,
-                       HasSubstr("unknown token")));
+  EXPECT_THAT(ListAs(kAdminToken), StatusIs(absl::StatusCode::kUnauthenticated,
+                                            HasSubstr("unknown token")));
   v1::CompileResponse response;
   EXPECT_THAT(compile_->Compile(As(fresh).get(), Request(), &response),
               StatusIs(absl::StatusCode::kNotFound,
                        HasSubstr("'fresh' does not hold")));
 
   WriteFile(tokens_, "broken line\n");
-  EXPECT_THAT(daemon_->ReloadTokens(),
-              StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("line 1")));
+  EXPECT_THAT(
+      daemon_->ReloadTokens(),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("line 1")));
   EXPECT_THAT(compile_->Compile(As(fresh).get(), Request(), &response),
               StatusIs(absl::StatusCode::kNotFound,
                        HasSubstr("'fresh' does not hold")));
@@ -293,8 +290,7 @@ TEST(DaemonListenTest, AListenerOthersReachNeedsCredentialsOrConsent) {
   options.listen = "0.0.0.0:0";
   EXPECT_THAT(Daemon::Start(options).status(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
-                       AllOf(HasSubstr("0.0.0.0:0"),
-                             HasSubstr("--tokens_file"),
+                       AllOf(HasSubstr("0.0.0.0:0"), HasSubstr("--tokens_file"),
                              HasSubstr("--insecure_allow_anonymous"))));
   options.insecure_allow_anonymous = true;
   EXPECT_THAT(Daemon::Start(options), IsOk());

@@ -41,8 +41,8 @@ class ArtifactStreamTest : public ::testing::Test {
     store_ = *std::move(store);
     cache_ = std::make_unique<Cache>(store_.get(), &backend_, CacheOptions());
     service_ = std::make_unique<CompileServiceImpl>(
-        cache_.get(), store_.get(), &access_, &clock_, &workers_,
-        &in_flight_, std::chrono::minutes(1));
+        cache_.get(), store_.get(), &access_, &clock_, &workers_, &in_flight_,
+        std::chrono::minutes(1));
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),

@@ -78,8 +78,12 @@ class StoreFailureTest : public ::testing::Test {
   CallClock clock_;
   BytesInFlight in_flight_{int64_t{64} << 20};
   WorkerPool workers_{4};
-  CompileServiceImpl service_{&cache_,   &store_,     &access_,
-                              &clock_,   &workers_,   &in_flight_,
+  CompileServiceImpl service_{&cache_,
+                              &store_,
+                              &access_,
+                              &clock_,
+                              &workers_,
+                              &in_flight_,
                               std::chrono::minutes(2)};
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::CompileService::Stub> stub_;

@@ -43,7 +43,8 @@ std::string ReadFile(const std::string& path) {
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(certs_, testing::MakeTestCertificates(certs_dir_.path()));
+    ASSERT_OK_AND_ASSIGN(certs_,
+                         testing::MakeTestCertificates(certs_dir_.path()));
   }
 
   // Starts the daemon on 127.0.0.1:0 with TLS (mTLS with `client_ca`) and,
@@ -171,9 +172,8 @@ TEST_F(TlsTest, ACertificatesGrantComesFromTheTokensFile) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<CachedFunction> f,
                        trainer->Compile(Graph()));
   EXPECT_EQ(f->source(), Source::kInProcess);
-  EXPECT_THAT(f->fallback_reason(),
-              AllOf(HasSubstr("needs the compile scope"),
-                    HasSubstr("'trainers'")));
+  EXPECT_THAT(f->fallback_reason(), AllOf(HasSubstr("needs the compile scope"),
+                                          HasSubstr("'trainers'")));
   EXPECT_EQ(daemon_->cache().counters().misses_not_compiled, 1);
 
   const grpc::SslCredentialsOptions trusting = TrustingCa(certs_.ca);
@@ -184,9 +184,9 @@ TEST_F(TlsTest, ACertificatesGrantComesFromTheTokensFile) {
 }
 
 TEST_F(TlsTest, AReadTokensMissCompilesInProcessAndItsHitComesFromTheServer) {
-  StartDaemon("", absl::StrCat("builders read,compile ",
-                               Sha256Hex(kBuilderToken), "\nreaders read ",
-                               Sha256Hex(kReaderToken), "\n"));
+  StartDaemon("",
+              absl::StrCat("builders read,compile ", Sha256Hex(kBuilderToken),
+                           "\nreaders read ", Sha256Hex(kReaderToken), "\n"));
   std::unique_ptr<Client> reader = TlsClient(kReaderToken);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<CachedFunction> local,
                        reader->Compile(Graph()));
@@ -218,12 +218,10 @@ TEST_F(TlsTest, RenewedCertificatesAreServedWithoutARestart) {
   ASSERT_THAT(Lookup(grpc::SslCredentials(TrustingCa(certs_.ca))),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("")));
   // The files replaced as a renewal does: now the other CA signed them.
-  std::filesystem::copy_file(
-      certs_.other_server.cert, certs_.server.cert,
-      std::filesystem::copy_options::overwrite_existing);
-  std::filesystem::copy_file(
-      certs_.other_server.key, certs_.server.key,
-      std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(certs_.other_server.cert, certs_.server.cert,
+                             std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(certs_.other_server.key, certs_.server.key,
+                             std::filesystem::copy_options::overwrite_existing);
   EXPECT_TRUE(testing::WaitUntil(
       [&] {
         return Lookup(grpc::SslCredentials(TrustingCa(certs_.other_ca)))
@@ -242,9 +240,9 @@ TEST_F(TlsTest, BadFilesStopTheDaemonAtStart) {
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("does not match the certificate")));
   options.tls.key_file = certs_dir_.path() + "/none.key";
-  EXPECT_THAT(Daemon::Start(options).status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       HasSubstr("none.key")));
+  EXPECT_THAT(
+      Daemon::Start(options).status(),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("none.key")));
 }
 
 TEST_F(TlsTest, MutualTlsIsCredentialEnoughForAListenerOthersReach) {

@@ -21,13 +21,12 @@ absl::Status OpenSsl(const std::string& dir, const std::string& args) {
   return absl::OkStatus();
 }
 
-constexpr char kNewKey[] =
-    "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+constexpr char kNewKey[] = "-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
 
 absl::Status MakeCa(const std::string& dir, const std::string& name) {
-  return OpenSsl(dir, absl::StrCat("req -x509 ", kNewKey, " -keyout ", name,
-                                   ".key -out ", name, ".pem -days 2 -subj /CN=",
-                                   name));
+  return OpenSsl(
+      dir, absl::StrCat("req -x509 ", kNewKey, " -keyout ", name, ".key -out ",
+                        name, ".pem -days 2 -subj /CN=", name));
 }
 
 // A certificate for `name` signed by `ca`, with `extensions` (a line of
@@ -35,9 +34,9 @@ absl::Status MakeCa(const std::string& dir, const std::string& name) {
 absl::StatusOr<KeyPair> Sign(const std::string& dir, const std::string& ca,
                              const std::string& file, const std::string& cn,
                              const std::string& extensions) {
-  if (absl::Status made = OpenSsl(
-          dir, absl::StrCat("req ", kNewKey, " -keyout ", file, ".key -out ",
-                            file, ".csr -subj /CN=", cn));
+  if (absl::Status made =
+          OpenSsl(dir, absl::StrCat("req ", kNewKey, " -keyout ", file,
+                                    ".key -out ", file, ".csr -subj /CN=", cn));
       !made.ok()) {
     return made;
   }
@@ -60,8 +59,7 @@ absl::StatusOr<KeyPair> Sign(const std::string& dir, const std::string& ca,
 }  // namespace
 
 absl::StatusOr<TestCertificates> MakeTestCertificates(const std::string& dir) {
-  constexpr char kServerNames[] =
-      "subjectAltName=IP:127.0.0.1,DNS:localhost";
+  constexpr char kServerNames[] = "subjectAltName=IP:127.0.0.1,DNS:localhost";
   TestCertificates c;
   for (const char* ca : {"ca", "other_ca"}) {
     if (absl::Status made = MakeCa(dir, ca); !made.ok()) return made;

@@ -17,13 +17,13 @@ struct KeyPair {
 };
 
 struct TestCertificates {
-  std::string ca;            // The CA's certificate.
-  KeyPair server;            // CN=localhost, SAN IP:127.0.0.1, DNS:localhost.
-  KeyPair trainer;           // A client, CN=trainer.
-  KeyPair intern;            // A client, CN=intern.
-  std::string other_ca;      // Another CA.
-  KeyPair other_server;      // The same names, signed by the other CA.
-  KeyPair stranger;          // A client the other CA signed, CN=stranger.
+  std::string ca;        // The CA's certificate.
+  KeyPair server;        // CN=localhost, SAN IP:127.0.0.1, DNS:localhost.
+  KeyPair trainer;       // A client, CN=trainer.
+  KeyPair intern;        // A client, CN=intern.
+  std::string other_ca;  // Another CA.
+  KeyPair other_server;  // The same names, signed by the other CA.
+  KeyPair stranger;      // A client the other CA signed, CN=stranger.
 };
 
 // Makes them in `dir`; Internal naming the openssl command that failed.
