@@ -34,6 +34,10 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext* context,
   response->set_remembered_failures(c.remembered_failures);
   response->set_bypass_memo_hits(c.bypass_memo_hits);
   response->set_store_recovery_damage(store_->recovery_damage());
+  response->set_misses_not_compiled(c.misses_not_compiled);
+  const RocksDbStore::CompressionCounters written = store_->compression();
+  response->set_artifact_bytes_written(written.artifact_bytes);
+  response->set_artifact_bytes_at_rest(written.stored_bytes);
   return grpc::Status::OK;
 }
 

@@ -150,7 +150,8 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
     return reactor;
   }
   std::string digest = DigestOf(*request);
-  if (std::optional<CompileResult> hit = cache_->HitByRequestDigest(digest)) {
+  if (std::optional<CompileResult> hit = cache_->HitByRequestDigest(
+          digest, *by_reference ? HitBytes::kByReference : HitBytes::kInline)) {
     *response = EncodeResponse(*hit, *by_reference);
     reactor->Finish(grpc::Status::OK);
     return reactor;

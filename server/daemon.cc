@@ -122,6 +122,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   store_options.path = absl::StrCat(options.data_dir, "/store");
   store_options.durability = options.durability;
   store_options.min_free_bytes = options.min_free_bytes;
+  store_options.compression = options.compression;
   absl::StatusOr<std::unique_ptr<RocksDbStore>> store =
       RocksDbStore::Open(store_options);
   if (!store.ok()) {

@@ -44,6 +44,8 @@ struct DaemonOptions {
   int64_t max_bytes_in_flight = int64_t{512} << 20;
   int64_t max_graph_nodes = 100000;
   Durability durability = Durability::kWalNoSync;
+  // Artifacts at rest: zstd at level 3 by default.
+  ArtifactCompression compression;
   // Below this many free bytes on the data dir's disk nothing is stored
   // (answers are compiled, not stored, and say so); a daemon started below
   // it serves its store read-only.

@@ -36,6 +36,10 @@ ABSL_FLAG(int64_t, min_free_bytes, int64_t{64} << 20,
 ABSL_FLAG(std::string, durability, "wal",
           "wal (default: a process crash loses nothing), sync (every write "
           "synced), none (no write-ahead log)");
+ABSL_FLAG(std::string, compression, "zstd",
+          "how artifacts are stored: zstd (when it makes them smaller) or "
+          "none; either form is read");
+ABSL_FLAG(int32_t, compression_level, 3, "zstd's level, 1 to 19");
 ABSL_FLAG(int64_t, idle_exit_seconds, 0,
           "exit after this long without a call (0: never); clients that "
           "start a daemon themselves set it");
@@ -102,6 +106,16 @@ int main(int argc, char** argv) {
   options.tls.client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
   options.tls.reload_interval =
       std::chrono::seconds(absl::GetFlag(FLAGS_tls_reload_seconds));
+  const std::string compression = absl::GetFlag(FLAGS_compression);
+  options.compression.zstd = compression == "zstd";
+  options.compression.level = absl::GetFlag(FLAGS_compression_level);
+  if ((compression != "zstd" && compression != "none") ||
+      options.compression.level < 1 || options.compression.level > 19) {
+    std::fprintf(stderr,
+                 "aotcached: --compression must be zstd or none, "
+                 "--compression_level 1 to 19\n");
+    return 2;
+  }
   std::string durability = absl::GetFlag(FLAGS_durability);
   if (durability == "sync") {
     options.durability = aotcache::Durability::kSync;

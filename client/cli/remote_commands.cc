@@ -1,5 +1,6 @@
 #include "client/cli/remote_commands.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -206,6 +207,18 @@ class Remote {
         s.corrupt_artifacts(), s.compile_seconds_saved());
     for (const auto& [reason, count] : s.bypass_reasons()) {
       out_ << "  bypass: " << reason << "  " << count << "\n";
+    }
+    if (s.misses_not_compiled() > 0) {
+      out_ << "misses not compiled   " << s.misses_not_compiled()
+           << "  (callers without the compile scope)\n";
+    }
+    if (s.artifact_bytes_written() > 0) {
+      out_ << absl::StrFormat(
+          "artifacts written     %d bytes, %d at rest (%.2fx)\n",
+          s.artifact_bytes_written(), s.artifact_bytes_at_rest(),
+          static_cast<double>(s.artifact_bytes_written()) /
+              static_cast<double>(
+                  std::max<int64_t>(1, s.artifact_bytes_at_rest())));
     }
     if (!s.store_write_problem().empty()) {
       out_ << "store not written: " << s.store_write_problem() << "\n";

@@ -98,10 +98,10 @@ absl::StatusOr<CompileResult> Cache::Compile(const CompileRequest& request,
 }
 
 std::optional<CompileResult> Cache::HitByRequestDigest(
-    const std::string& request_digest) {
+    const std::string& request_digest, HitBytes bytes) {
   std::optional<std::string> key = request_keys_.Find(request_digest);
   if (!key.has_value()) return std::nullopt;
-  std::optional<CompileResult> hit = TryHit(*key);
+  std::optional<CompileResult> hit = TryHit(*key, bytes);
   if (hit.has_value()) Count([](CacheCounters& c) { ++c.memoized_hits; });
   return hit;
 }
@@ -207,12 +207,19 @@ absl::StatusOr<CompileResult> Cache::CompileOnce(
   return result;
 }
 
-std::optional<CompileResult> Cache::TryHit(const std::string& key) {
+std::optional<CompileResult> Cache::TryHit(const std::string& key,
+                                           HitBytes want) {
   if (store_ == nullptr) return std::nullopt;
   absl::StatusOr<v1::CacheEntryHeader> entry = store_->LookupHeader(key);
   if (!entry.ok()) return std::nullopt;
-  absl::StatusOr<std::string> bytes =
-      store_->GetArtifact(entry->forward_digest());
+  absl::StatusOr<std::string> bytes;
+  if (want == HitBytes::kInline) {
+    bytes = store_->GetArtifact(entry->forward_digest());
+  } else if (store_->HasArtifact(entry->forward_digest())) {
+    bytes = std::string();
+  } else {
+    bytes = absl::NotFoundError("no artifact");
+  }
   if (!bytes.ok()) {
     if (absl::IsDataLoss(bytes.status())) {
       Warn(absl::StrCat("artifact ", entry->forward_digest(),

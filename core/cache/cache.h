@@ -74,6 +74,11 @@ struct CompileRequest {
   std::string request_digest;
 };
 
+// What a hit answers with: the forward artifact's bytes, or only its digest
+// (the caller fetches the bytes if it lacks them, checked against the
+// digest then): the artifact is then known to be stored but not read.
+enum class HitBytes { kInline, kByReference };
+
 // What a miss does: compile (and store), or answer NotFound (a caller who
 // may only read what is cached).
 enum class OnMiss { kCompile, kNotFound };
@@ -114,7 +119,7 @@ class Cache {
   // cacheable and its entry is still stored; nullopt otherwise (decode the
   // request and call Compile). Touches no graph: the fast path of a hit.
   std::optional<CompileResult> HitByRequestDigest(
-      const std::string& request_digest);
+      const std::string& request_digest, HitBytes bytes = HitBytes::kInline);
 
   // The backward artifact of a training entry, compiled on first request.
   // `request` rebuilds the entry if it is gone (deleted, evicted, or never
@@ -152,7 +157,8 @@ class Cache {
       absl::FunctionRef<absl::StatusOr<CompileResult>()> compile, bool* waited);
   // The hit for `key` from the store, or nullopt (absent, unreadable or
   // corrupt: the caller compiles).
-  std::optional<CompileResult> TryHit(const std::string& key);
+  std::optional<CompileResult> TryHit(const std::string& key,
+                                      HitBytes bytes = HitBytes::kInline);
 
   // GetBackward's steps, once per key among concurrent calls.
   struct BackwardEntry;

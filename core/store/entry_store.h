@@ -29,6 +29,8 @@ class EntryStore {
       const std::vector<std::pair<std::string, std::string>>& artifacts) = 0;
   // Bytes checked against the digest: DataLoss (dropped) or NotFound.
   virtual absl::StatusOr<std::string> GetArtifact(absl::string_view digest) = 0;
+  // Whether an artifact is stored, its bytes neither read whole nor checked.
+  virtual bool HasArtifact(absl::string_view digest) const = 0;
   virtual absl::Status RecordHit(absl::string_view key) = 0;
 };
 

@@ -296,7 +296,10 @@ absl::Status RocksDbStore::Put(
     auto given = std::find_if(artifacts.begin(), artifacts.end(),
                               [&](const auto& a) { return a.first == d; });
     if (given != artifacts.end()) {
-      batch.Put(artifacts_, d, given->second);
+      std::string stored = EncodeArtifact(given->second, options_.compression);
+      artifact_bytes_written_ += static_cast<int64_t>(given->second.size());
+      artifact_bytes_stored_ += static_cast<int64_t>(stored.size());
+      batch.Put(artifacts_, d, stored);
     } else if (!HasArtifact(d)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "entry references artifact ", d, ", which is not stored"));
@@ -361,15 +364,17 @@ bool RocksDbStore::HasArtifact(absl::string_view digest) const {
 
 absl::StatusOr<std::string> RocksDbStore::GetArtifact(
     absl::string_view digest) {
-  std::string bytes;
+  std::string stored;
   rocksdb::Status st =
-      db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(digest), &bytes);
+      db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(digest), &stored);
   if (st.IsNotFound())
     return absl::NotFoundError(absl::StrCat("no artifact ", digest));
   if (!st.IsCorruption()) {
     AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading an artifact"));
   }
-  if (st.IsCorruption() || Sha256Hex(bytes) != digest) {
+  std::optional<std::string> bytes;
+  if (!st.IsCorruption()) bytes = DecodeArtifact(stored, digest);
+  if (!bytes.has_value()) {
     // Never served: dropped, so the caller recompiles and stores it again.
     DigestLocks lock(this, {std::string(digest)});
     rocksdb::WriteBatch drop;
@@ -378,7 +383,11 @@ absl::StatusOr<std::string> RocksDbStore::GetArtifact(
     return absl::DataLossError(absl::StrCat(
         "artifact ", digest, " failed its digest check and was dropped"));
   }
-  return bytes;
+  return *std::move(bytes);
+}
+
+RocksDbStore::CompressionCounters RocksDbStore::compression() const {
+  return {artifact_bytes_written_.load(), artifact_bytes_stored_.load()};
 }
 
 absl::Status RocksDbStore::RecordHit(absl::string_view key) {

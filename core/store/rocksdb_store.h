@@ -5,7 +5,8 @@
 // On disk (schema version kStoreSchemaVersion; a mismatch on open is
 // FailedPrecondition, never a silent wipe), column families:
 //   entries    key (32 bytes)           -> CacheEntry
-//   artifacts  digest (64 hex chars)     -> artifact bytes
+//   artifacts  digest (64 hex chars)     -> artifact bytes, or a zstd frame
+//                                           of them (artifact_codec.h)
 //   refcounts  digest                    -> int64 LE, by merge (+1/-1)
 //   access     key                       -> uint64 LE hits, int64 LE last
 //                                           access micros, by merge
@@ -31,6 +32,7 @@
 #define AOTCACHE_CORE_STORE_ROCKSDB_STORE_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -42,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "aotcache/v1/store.pb.h"
+#include "core/store/artifact_codec.h"
 #include "core/store/entry_store.h"
 #include "rocksdb/db.h"
 #include "rocksdb/write_batch.h"
@@ -65,6 +68,8 @@ struct StoreOptions {
   // full disk: its next write after a failed one aborts the process.
   int64_t min_free_bytes = int64_t{64} << 20;
   int64_t block_cache_bytes = int64_t{64} << 20;
+  // How artifacts are written (those stored before are read either way).
+  ArtifactCompression compression;
   // Microseconds since the epoch; injected so tests need no sleeps.
   std::function<int64_t()> now_micros;
 };
@@ -126,7 +131,7 @@ class RocksDbStore final : public EntryStore {
   // they do not match (the bad bytes are dropped: the caller recompiles),
   // NotFound when absent.
   absl::StatusOr<std::string> GetArtifact(absl::string_view digest) override;
-  bool HasArtifact(absl::string_view digest) const;
+  bool HasArtifact(absl::string_view digest) const override;
   absl::StatusOr<int64_t> ReferenceCount(absl::string_view digest) const;
 
   // Kept in memory and written in batches (every second, or every
@@ -147,6 +152,13 @@ class RocksDbStore final : public EntryStore {
     int64_t unreadable = 0;
   };
   absl::StatusOr<Page> List(absl::string_view page_token, int page_size) const;
+
+  // Artifact bytes written since open, and what they took at rest.
+  struct CompressionCounters {
+    int64_t artifact_bytes = 0;
+    int64_t stored_bytes = 0;
+  };
+  CompressionCounters compression() const;
 
   // Empty while the store takes writes; else why not (a full disk, a write
   // that failed, a read-only open), for stats and logs.
@@ -213,6 +225,8 @@ class RocksDbStore final : public EntryStore {
   int lock_fd_ = -1;        // The store's LOCK, held when read-only.
   mutable absl::Mutex writes_mu_;
   std::string writes_stopped_ ABSL_GUARDED_BY(writes_mu_);  // Why, if so.
+  std::atomic<int64_t> artifact_bytes_written_{0};
+  std::atomic<int64_t> artifact_bytes_stored_{0};
   std::array<absl::Mutex, kStripes> key_locks_;
   std::array<absl::Mutex, kStripes> digest_locks_;
   // Column family handles are destroyed before the DB (member order: db_

@@ -119,7 +119,7 @@ std::vector<std::pair<std::string, std::string>> ArtifactsOfBlobFiles(
   for (const auto& f : std::filesystem::directory_iterator(path, ec)) {
     if (f.path().extension() != ".blob") continue;
     for (auto& [digest, bytes] : ReadBlobRecords(f.path().string())) {
-      if (Sha256Hex(bytes) == digest) {
+      if (DecodeArtifact(bytes, digest).has_value()) {  // Kept as stored.
         artifacts.emplace_back(std::move(digest), std::move(bytes));
       }
     }

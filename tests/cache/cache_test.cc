@@ -308,6 +308,27 @@ TEST(CacheTest, CorruptArtifactIsRecompiledNeverServed) {
   EXPECT_TRUE(report->corrupt.empty());
 }
 
+TEST(CacheTest, AHitByReferenceNamesAStoredArtifactWithoutReadingIt) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  WrappingBackend backend;
+  Cache cache(store.get(), &backend, {});
+  CompileRequest request = Request("mlp_mse__rg.json");
+  request.request_digest = "digest of the request's bytes";
+  auto miss = cache.Compile(request);
+  ASSERT_THAT(miss, IsOk());
+  std::optional<CompileResult> hit =
+      cache.HitByRequestDigest(request.request_digest, HitBytes::kByReference);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->forward_digest, miss->forward_digest);
+  EXPECT_TRUE(hit->forward_bytes.empty());
+  EXPECT_EQ(cache.counters().hits, 1);
+  // Asked for inline, the same hit carries the bytes.
+  hit = cache.HitByRequestDigest(request.request_digest, HitBytes::kInline);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->forward_bytes, miss->forward_bytes);
+}
+
 TEST(CacheTest, ARequestDigestSeenBeforeIsAHitWithoutAnalysis) {
   TempDir dir;
   auto store = OpenStore(dir.path());
@@ -357,6 +378,7 @@ class FullDiskStore final : public EntryStore {
   absl::StatusOr<std::string> GetArtifact(absl::string_view) override {
     return absl::NotFoundError("empty");
   }
+  bool HasArtifact(absl::string_view) const override { return false; }
   absl::Status RecordHit(absl::string_view) override {
     return absl::OkStatus();
   }

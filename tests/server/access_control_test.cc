@@ -237,6 +237,9 @@ TEST_F(ScopedDaemonTest, AnAdminTokenMaintainsButDoesNotRead) {
   EXPECT_THAT(admin_->Stats(As(kAdminToken).get(), v1::StatsRequest(), &stats),
               IsOk());
   EXPECT_EQ(stats.misses(), 1);
+  // zstd at rest, by default.
+  EXPECT_GT(stats.artifact_bytes_written(), 0);
+  EXPECT_LT(stats.artifact_bytes_at_rest(), stats.artifact_bytes_written());
   v1::DeleteEntryRequest rm;
   rm.set_key(compiled.key());
   v1::DeleteEntryResponse deleted;

@@ -44,6 +44,7 @@ class GoneStore final : public EntryStore {
   absl::StatusOr<std::string> GetArtifact(absl::string_view) override {
     return absl::UnavailableError(kGone);
   }
+  bool HasArtifact(absl::string_view) const override { return false; }
   absl::Status RecordHit(absl::string_view) override {
     return absl::UnavailableError(kGone);
   }

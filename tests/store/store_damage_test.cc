@@ -202,8 +202,16 @@ TEST(StoreDamageTest, RepairsADamagedManifestWithTheArtifactsOfBlobFiles) {
     ASSERT_THAT(store, IsOk());
     for (int i = 0; i < 20; ++i) {
       auto [entry, artifact] = testing::NumberedEntry(i, 8192);
+      if (i % 2 == 1) {
+        // Half of them compressible: zstd frames in the blob files.
+        artifact.second += std::string(40000, 'z');
+        artifact.first = Sha256Hex(artifact.second);
+        entry.set_forward_digest(artifact.first);
+      }
       ASSERT_THAT((*store)->Put(entry, {artifact}), IsOk());
     }
+    EXPECT_LT((*store)->compression().stored_bytes,
+              (*store)->compression().artifact_bytes);
   }
   ASSERT_FALSE(FilesEndingIn(dir.path(), ".blob").empty());
   for (const auto& f : std::filesystem::directory_iterator(dir.path())) {

@@ -3,6 +3,7 @@
 #ifndef AOTCACHE_TESTS_STORE_STORE_ENTRIES_H_
 #define AOTCACHE_TESTS_STORE_STORE_ENTRIES_H_
 
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -22,8 +23,17 @@ inline std::string NumberedKey(int i) {
 // Entry i and its artifact (digest, bytes) of `artifact_bytes` bytes.
 inline std::pair<v1::CacheEntry, std::pair<std::string, std::string>>
 NumberedEntry(int i, size_t artifact_bytes) {
+  // Padded with pseudo-random bytes: zstd leaves them as they are, so the
+  // store holds `artifact_bytes` (in a blob file from 4 KiB).
   std::string bytes = absl::StrCat("artifact ", i, " ");
-  bytes.resize(artifact_bytes, static_cast<char>('a' + i % 26));
+  uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(i + 1);
+  while (bytes.size() < artifact_bytes) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    bytes.push_back(static_cast<char>(x));
+  }
+  bytes.resize(artifact_bytes);
   v1::CacheEntry e;
   e.set_key(NumberedKey(i));
   e.set_mode(v1::MODE_INFERENCE);
