@@ -35,13 +35,13 @@
 #include "absl/strings/str_cat.h"
 #include "client/cli/read_graph.h"
 #include "client/cpp/client.h"
+#include "core/key/digest.h"
 #include "core/key/target.h"
 #include "echo.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
-#include "core/key/digest.h"
 #include "server/daemon.h"
 #include "tests/testing/test_certificates.h"
 
@@ -183,9 +183,9 @@ int Run(double seconds, const std::string& only) {
     std::fclose(ca);
     tls_credentials.pem_root_certs.assign(buffer, n);
   }
-  auto tls_compile = v1::CompileService::NewStub(grpc::CreateChannel(
-      absl::StrCat("127.0.0.1:", (*tls_daemon)->port()),
-      grpc::SslCredentials(tls_credentials)));
+  auto tls_compile = v1::CompileService::NewStub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", (*tls_daemon)->port()),
+                          grpc::SslCredentials(tls_credentials)));
 
   auto graph = ReadGraphFile(AOTCACHE_SOURCE_DIR
                              "/tests/fixtures/graphs/assorted_ops__rg.json");
