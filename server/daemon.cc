@@ -74,11 +74,16 @@ absl::StatusOr<std::unique_ptr<Backend>> MakeBackend(
 // listener others can reach, unless the operator allowed it.
 absl::StatusOr<std::unique_ptr<AccessControl>> MakeAccessControl(
     const DaemonOptions& options) {
-  if (!options.tokens_file.empty()) {
-    return AccessControl::FromTokensFile(options.tokens_file);
-  }
   const bool tcp =
       !options.listen.empty() && !absl::StartsWith(options.listen, "unix:");
+  if (!options.tokens_file.empty()) {
+    if (tcp && !options.tls.enabled() && !IsLoopbackAddress(options.listen)) {
+      LOG(WARNING) << "tokens cross the network to " << options.listen
+                   << " in clear text, where anyone on the path can read "
+                      "and reuse them: give --tls_cert and --tls_key";
+    }
+    return AccessControl::FromTokensFile(options.tokens_file);
+  }
   if (tcp && !IsLoopbackAddress(options.listen) &&
       options.tls.client_ca_file.empty() && !options.insecure_allow_anonymous) {
     return absl::FailedPreconditionError(absl::StrCat(
