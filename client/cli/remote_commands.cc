@@ -12,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "aotcache/v1/service.grpc.pb.h"
+#include "client/cli/cli_json.h"
 #include "client/cli/compile_command.h"
 #include "client/cli/read_graph.h"
 #include "client/cpp/connection.h"
-#include "core/graph/graph_json.h"
 #include "core/key/digest.h"
 #include "core/key/target.h"
 #include "core/paths/data_dir.h"
@@ -151,13 +151,12 @@ class Remote {
     if (inv.json) {
       response.mutable_forward()->clear_payload();
       if (!inv.backward) {
-        out_ << ToJson(response, /*print_defaults=*/true);
+        out_ << CliJson(response);
         return 0;
       }
       backward.mutable_backward()->clear_payload();
-      out_ << "{\"compile\": " << ToJson(response, /*print_defaults=*/true)
-           << ",\n\"get_backward\": "
-           << ToJson(backward, /*print_defaults=*/true) << "}\n";
+      out_ << "{\"compile\": " << CliJson(response)
+           << ",\n\"get_backward\": " << CliJson(backward) << "}\n";
       return 0;
     }
     out_ << "key:      " << absl::BytesToHexString(response.key()) << "\n"
@@ -190,7 +189,7 @@ class Remote {
         admin_->Stats(Context(10).get(), v1::StatsRequest(), &s);
     if (!status.ok()) return Fail(status);
     if (inv.json) {
-      out_ << ToJson(s, /*print_defaults=*/true);
+      out_ << CliJson(s);
       return 0;
     }
     out_ << absl::StrFormat(
@@ -243,7 +242,7 @@ class Remote {
       request.set_page_token(page.next_page_token());
     } while (!request.page_token().empty());
     if (inv.json) {
-      out_ << ToJson(all, /*print_defaults=*/true);
+      out_ << CliJson(all);
       return 0;
     }
     out_ << absl::StrFormat("%-64s  %-15s  %-12s %9s  %-12s %9s  %6s\n", "KEY",
@@ -314,7 +313,7 @@ class Remote {
     if (inv.json) {
       e.clear_graph();
       e.clear_backward_graph();
-      out_ << ToJson(e, /*print_defaults=*/true);
+      out_ << CliJson(e);
       return 0;
     }
     out_ << "key:       " << absl::BytesToHexString(e.key()) << "\n"
@@ -365,7 +364,7 @@ class Remote {
         admin_->Verify(Context(3600).get(), v1::VerifyRequest(), &response);
     if (!status.ok()) return Fail(status);
     if (inv.json) {
-      out_ << ToJson(response, /*print_defaults=*/true);
+      out_ << CliJson(response);
     } else {
       out_ << "checked " << response.checked() << " artifacts, "
            << response.corrupt_size() << " corrupt\n";

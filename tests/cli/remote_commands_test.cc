@@ -86,6 +86,14 @@ TEST_F(RemoteCommandsTest, CompileTwiceShowStatsAndRemove) {
               HasSubstr("output 0:  output_type=OUTPUT_TYPE_NON_ALIAS "
                         "requires_grad\n"));
 
+  // Keys in hex in JSON too, as everywhere else.
+  for (const char* command : {"ls", "show"}) {
+    std::vector<std::string> args = {"--json"};
+    if (std::string(command) == "show") args.push_back(key);
+    ASSERT_EQ(Run(command, args), 0) << err_.str();
+    EXPECT_THAT(out_.str(), HasSubstr(absl::StrCat("\"key\": \"", key, "\"")))
+        << command;
+  }
   ASSERT_EQ(Run("stats", {"--json"}), 0) << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("\"hits\": \"1\""));
   EXPECT_THAT(out_.str(), HasSubstr("\"misses\": \"1\""));
