@@ -72,10 +72,12 @@ grpc::Status AccessControl::Identify(const grpc::ServerContextBase& context,
   auto header = metadata.find("authorization");
   if (header != metadata.end()) {
     absl::string_view value(header->second.data(), header->second.size());
-    if (!absl::ConsumePrefix(&value, kBearer)) {
+    // The scheme is case-insensitive (RFC 6750, RFC 9110).
+    if (!absl::StartsWithIgnoreCase(value, kBearer)) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           "the authorization metadata is not 'Bearer TOKEN'");
     }
+    value.remove_prefix(kBearer.size());
     std::optional<Grant> grant = table->FindToken(value);
     if (!grant.has_value()) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,

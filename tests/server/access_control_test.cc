@@ -189,6 +189,12 @@ TEST_F(ScopedDaemonTest, WithoutATokenEveryRpcIsUnauthenticated) {
               StatusIs(absl::StatusCode::kUnauthenticated,
                        HasSubstr("not 'Bearer TOKEN'")));
   EXPECT_EQ(daemon_->cache().counters().misses, 0);
+  // The scheme's case does not matter.
+  grpc::ClientContext lower_case;
+  lower_case.AddMetadata("authorization", absl::StrCat("bearer ", kReadToken));
+  EXPECT_THAT(compile_->Compile(&lower_case, Request(), &response),
+              StatusIs(absl::StatusCode::kNotFound,
+                       HasSubstr("needs the compile scope")));
 }
 
 TEST_F(ScopedDaemonTest, AReadTokenGetsHitsButItsMissesDoNotCompile) {
