@@ -4,7 +4,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "glog/logging.h"
 #include "grpc/grpc_security_constants.h"
 
