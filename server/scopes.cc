@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -41,6 +42,17 @@ absl::StatusOr<ScopeSet> ScopeSet::Parse(absl::string_view text) {
     }
   }
   return set;
+}
+
+bool IsGrantName(absl::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '@' &&
+        c != '-') {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string ScopeSet::ToString() const {

@@ -40,6 +40,10 @@ class ScopeSet {
 
 absl::string_view ScopeName(Scope scope);
 
+// Whether `name` may name a grant: [A-Za-z0-9._@-]+ (it appears in logs
+// and metrics).
+bool IsGrantName(absl::string_view name);
+
 }  // namespace aotcache
 
 #endif  // AOTCACHE_SERVER_SCOPES_H_

@@ -10,7 +10,6 @@
 #include <sstream>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -18,21 +17,6 @@
 #include "core/key/digest.h"
 
 namespace aotcache {
-namespace {
-
-bool IsName(absl::string_view name) {
-  if (name.empty()) return false;
-  for (char c : name) {
-    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '@' &&
-        c != '-') {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
-
 absl::StatusOr<TokenTable> TokenTable::Parse(absl::string_view text) {
   TokenTable table;
   absl::flat_hash_set<std::string> names, credentials;
@@ -51,7 +35,7 @@ absl::StatusOr<TokenTable> TokenTable::Parse(absl::string_view text) {
       return error("expected NAME SCOPES CREDENTIAL (3 fields)");
     }
     Grant grant{std::string(fields[0]), ScopeSet()};
-    if (!IsName(grant.name)) return error("a name is [A-Za-z0-9._@-]+");
+    if (!IsGrantName(grant.name)) return error("a name is [A-Za-z0-9._@-]+");
     if (!names.insert(grant.name).second) {
       return error(absl::StrCat("the name '", grant.name, "' appears twice"));
     }

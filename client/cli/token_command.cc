@@ -4,10 +4,9 @@
 
 #include <ostream>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
-#include "absl/strings/str_split.h"
 #include "core/key/digest.h"
+#include "server/scopes.h"
 
 namespace aotcache {
 
@@ -20,18 +19,14 @@ int RunTokenCommand(const std::vector<std::string>& args, std::ostream& out,
     err << kUsage;
     return 2;
   }
-  for (char c : args[0]) {
-    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '@' &&
-        c != '-') {
-      err << "aotcache token: a name is [A-Za-z0-9._@-]+\n";
-      return 2;
-    }
+  if (!IsGrantName(args[0])) {
+    err << "aotcache token: a name is [A-Za-z0-9._@-]+\n";
+    return 2;
   }
-  for (absl::string_view scope : absl::StrSplit(args[1], ',')) {
-    if (scope != "read" && scope != "compile" && scope != "admin") {
-      err << "aotcache token: unknown scope '" << scope << "'\n" << kUsage;
-      return 2;
-    }
+  if (absl::StatusOr<ScopeSet> scopes = ScopeSet::Parse(args[1]);
+      !scopes.ok()) {
+    err << "aotcache token: " << scopes.status().message() << "\n" << kUsage;
+    return 2;
   }
   unsigned char random[32];
   if (RAND_bytes(random, sizeof(random)) != 1) {
