@@ -9,10 +9,25 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "aotcache/v1/store.pb.h"
 
 namespace aotcache {
+
+// A write refused because the store is at its hard size limit: the cache
+// answers such a miss as a bypass ("cache full"), never as a failure.
+inline constexpr char kCacheFull[] = "cache full";
+inline absl::Status CacheFullError(absl::string_view detail) {
+  absl::Status status =
+      absl::ResourceExhaustedError(absl::StrCat(kCacheFull, ": ", detail));
+  status.SetPayload("aotcache/cache-full", absl::Cord("1"));
+  return status;
+}
+inline bool IsCacheFull(const absl::Status& status) {
+  return status.GetPayload("aotcache/cache-full").has_value();
+}
 
 class EntryStore {
  public:
@@ -24,6 +39,7 @@ class EntryStore {
   virtual absl::StatusOr<v1::CacheEntryHeader> LookupHeader(
       absl::string_view key) const = 0;
   // Writes the entry and the (digest, bytes) artifacts it references.
+  // IsCacheFull when the store is at its size limit.
   virtual absl::Status Put(
       const v1::CacheEntry& entry,
       const std::vector<std::pair<std::string, std::string>>& artifacts) = 0;

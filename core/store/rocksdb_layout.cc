@@ -54,6 +54,8 @@ DbOptions(const StoreOptions& options) {
   refcount_cf.merge_operator = NewCountMergeOperator();
   rocksdb::ColumnFamilyOptions access_cf = cf;
   access_cf.merge_operator = NewAccessMergeOperator();
+  rocksdb::ColumnFamilyOptions meta_cf = cf;  // The size: int64 sums.
+  meta_cf.merge_operator = NewCountMergeOperator();
 
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, cf},
@@ -61,7 +63,7 @@ DbOptions(const StoreOptions& options) {
       {kArtifacts, artifacts_cf},
       {kRefcounts, refcount_cf},
       {kAccess, access_cf},
-      {kMeta, cf}};
+      {kMeta, meta_cf}};
   return {db_options, families};
 }
 

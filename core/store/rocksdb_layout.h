@@ -26,9 +26,19 @@ inline constexpr char kRefcounts[] = "refcounts";
 inline constexpr char kAccess[] = "access";
 inline constexpr char kMeta[] = "meta";
 inline constexpr char kSchemaKey[] = "schema_version";
+inline constexpr char kUsageBytesKey[] = "usage_bytes";
+inline constexpr char kUsageEntriesKey[] = "usage_entries";
+
+// What a record counts for in the store's size (RocksDbStore::usage()).
+inline int64_t StoredSize(absl::string_view key, absl::string_view value) {
+  return static_cast<int64_t>(key.size() + value.size());
+}
 
 inline rocksdb::Slice ToSlice(absl::string_view s) {
   return rocksdb::Slice(s.data(), s.size());
+}
+inline absl::string_view ToView(const rocksdb::Slice& s) {
+  return absl::string_view(s.data(), s.size());
 }
 
 // The artifacts an entry references.

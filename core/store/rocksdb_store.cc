@@ -163,13 +163,27 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
     return FromRocksDb(st, "reading the schema version");
   } else {
     int v = 0;
-    if (!absl::SimpleAtoi(version, &v) || v != kStoreSchemaVersion) {
+    const bool known_version =
+        absl::SimpleAtoi(version, &v) && (v == 1 || v == kStoreSchemaVersion);
+    if (!known_version) {
       return absl::FailedPreconditionError(absl::StrCat(
           "store ", options.path, " has schema version ", version,
           "; this aotcache reads version ", kStoreSchemaVersion,
           ". Use a new data dir (the old one is left untouched)."));
     }
+    if (v == 1 && !store->read_only_) {
+      // Version 1 kept no size: counted once, then the store is version 2
+      // (which a version-1 aotcache refuses, as it would not keep the size).
+      AOTCACHE_RETURN_IF_ERROR(store->RecountUsage().status());
+      rocksdb::WriteOptions synced;
+      synced.sync = true;
+      AOTCACHE_RETURN_IF_ERROR(
+          FromRocksDb(db->Put(synced, store->meta_, kSchemaKey,
+                              absl::StrCat(kStoreSchemaVersion)),
+                      "writing the schema version"));
+    }
   }
+  AOTCACHE_RETURN_IF_ERROR(store->LoadUsage());
   return store;
 }
 
@@ -205,7 +219,7 @@ rocksdb::WriteOptions RocksDbStore::WriteOptions() const {
 
 absl::Status RocksDbStore::Write(const rocksdb::WriteOptions& options,
                                  rocksdb::WriteBatch& batch,
-                                 absl::string_view what) {
+                                 absl::string_view what, Usage grows) {
   {
     absl::MutexLock lock(&writes_mu_);
     if (!writes_stopped_.empty()) {
@@ -221,7 +235,17 @@ absl::Status RocksDbStore::Write(const rocksdb::WriteOptions& options,
         what, ": not written: the disk is full (", free, " bytes free under ",
         options_.path, ", ", needed, " needed)"));
   }
+  if (grows.bytes != 0) {
+    batch.Merge(meta_, kUsageBytesKey, EncodeCount(grows.bytes));
+  }
+  if (grows.entries != 0) {
+    batch.Merge(meta_, kUsageEntriesKey, EncodeCount(grows.entries));
+  }
   rocksdb::Status st = db_->Write(options, &batch);
+  if (st.ok()) {
+    usage_bytes_ += grows.bytes;
+    usage_entries_ += grows.entries;
+  }
   if (st.IsIOError() || st.IsNoSpace()) {
     // RocksDB aborts on the next write after a failed WAL write (Debian's
     // build asserts): no more writes until a restart.
@@ -278,13 +302,22 @@ absl::StatusOr<v1::CacheEntryHeader> RocksDbStore::LookupHeader(
 absl::Status RocksDbStore::Put(
     const v1::CacheEntry& entry,
     const std::vector<std::pair<std::string, std::string>>& artifacts) {
-  absl::MutexLock key_lock(&KeyLock(entry.key()));
+  const std::string& key = entry.key();
+  absl::MutexLock key_lock(&KeyLock(key));
+  const std::string value = entry.SerializeAsString();
+  Usage grows{StoredSize(key, value), 1};
   std::vector<std::string> old_digests;
-  absl::StatusOr<v1::CacheEntry> old = Lookup(entry.key());
-  if (old.ok()) {
-    old_digests = Digests(*old);
-  } else if (!absl::IsNotFound(old.status())) {
-    return old.status();
+  absl::StatusOr<std::string> old_value = ReadRawEntry(key);
+  if (old_value.ok()) {
+    v1::CacheEntry old;
+    if (!old.ParseFromString(*old_value) || old.key() != key) {
+      return absl::DataLossError("the stored entry of this key is damaged");
+    }
+    old_digests = Digests(old);
+    grows.bytes -= StoredSize(key, *old_value);
+    grows.entries = 0;
+  } else if (!absl::IsNotFound(old_value.status())) {
+    return old_value.status();
   }
   std::vector<std::string> new_digests = Digests(entry);
   std::vector<std::string> all = old_digests;
@@ -292,33 +325,52 @@ absl::Status RocksDbStore::Put(
   DigestLocks digest_locks(this, all);
 
   rocksdb::WriteBatch batch;
+  std::set<std::string> written;
   for (const std::string& d : new_digests) {
     auto given = std::find_if(artifacts.begin(), artifacts.end(),
                               [&](const auto& a) { return a.first == d; });
-    if (given != artifacts.end()) {
+    const bool stored_before = written.count(d) > 0 || HasArtifact(d);
+    if (given != artifacts.end() && !stored_before) {
       std::string stored = EncodeArtifact(given->second, options_.compression);
       artifact_bytes_written_ += static_cast<int64_t>(given->second.size());
       artifact_bytes_stored_ += static_cast<int64_t>(stored.size());
+      grows.bytes += StoredSize(d, stored);
       batch.Put(artifacts_, d, stored);
-    } else if (!HasArtifact(d)) {
+      written.insert(d);
+    } else if (!stored_before) {
       return absl::FailedPreconditionError(absl::StrCat(
           "entry references artifact ", d, ", which is not stored"));
     }
     batch.Merge(refcounts_, d, EncodeCount(1));
   }
+  const int64_t limit = options_.hard_limit_bytes;
+  if (limit > 0 && grows.bytes > 0 && usage_bytes_ + grows.bytes > limit) {
+    return CacheFullError(absl::StrCat("the store holds ", usage_bytes_.load(),
+                                       " bytes; its hard limit is ", limit));
+  }
   for (const std::string& d : old_digests)
     batch.Merge(refcounts_, d, EncodeCount(-1));
-  batch.Put(entries_, ToSlice(entry.key()), entry.SerializeAsString());
-  AOTCACHE_RETURN_IF_ERROR(Write(WriteOptions(), batch, "writing an entry"));
+  batch.Put(entries_, ToSlice(key), value);
+  // Stored counts as used: a new entry is the last an eviction takes.
+  batch.Merge(access_, ToSlice(key), EncodeAccess(0, options_.now_micros()));
+  AOTCACHE_RETURN_IF_ERROR(
+      Write(WriteOptions(), batch, "writing an entry", grows));
   return Sweep(old_digests);
 }
 
 absl::Status RocksDbStore::Delete(absl::string_view key) {
   absl::MutexLock key_lock(&KeyLock(key));
-  absl::StatusOr<v1::CacheEntry> entry = Lookup(key);
-  if (!entry.ok() && !absl::IsDataLoss(entry.status())) return entry.status();
+  AOTCACHE_ASSIGN_OR_RETURN(std::string value, ReadRawEntry(key));
+  return DeleteLocked(key, value);
+}
+
+absl::Status RocksDbStore::DeleteLocked(absl::string_view key,
+                                        const std::string& value) {
   std::vector<std::string> digests;
-  if (entry.ok()) digests = Digests(*entry);
+  v1::CacheEntry entry;
+  if (entry.ParseFromString(value) && entry.key() == key) {
+    digests = Digests(entry);
+  }
   DigestLocks digest_locks(this, digests);
   {
     absl::MutexLock lock(&hits_mu_);
@@ -329,7 +381,8 @@ absl::Status RocksDbStore::Delete(absl::string_view key) {
   batch.Delete(access_, ToSlice(key));
   for (const std::string& d : digests)
     batch.Merge(refcounts_, d, EncodeCount(-1));
-  AOTCACHE_RETURN_IF_ERROR(Write(WriteOptions(), batch, "deleting an entry"));
+  AOTCACHE_RETURN_IF_ERROR(Write(WriteOptions(), batch, "deleting an entry",
+                                 {-StoredSize(key, value), -1}));
   return Sweep(digests);
 }
 
@@ -337,11 +390,18 @@ absl::Status RocksDbStore::Sweep(const std::vector<std::string>& digests) {
   for (const std::string& d : digests) {
     AOTCACHE_ASSIGN_OR_RETURN(int64_t count, ReferenceCount(d));
     if (count > 0) continue;
+    rocksdb::PinnableSlice stored;
+    rocksdb::Status st =
+        db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(d), &stored);
+    if (!st.IsNotFound()) {
+      AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading an artifact's size"));
+    }
+    const int64_t size = st.ok() ? StoredSize(d, ToView(stored)) : 0;
     rocksdb::WriteBatch batch;
     batch.Delete(artifacts_, d);
     batch.Delete(refcounts_, d);
     AOTCACHE_RETURN_IF_ERROR(
-        Write(WriteOptions(), batch, "deleting an artifact"));
+        Write(WriteOptions(), batch, "deleting an artifact", {-size, 0}));
   }
   return absl::OkStatus();
 }
@@ -376,10 +436,19 @@ absl::StatusOr<std::string> RocksDbStore::GetArtifact(
   if (!st.IsCorruption()) bytes = DecodeArtifact(stored, digest);
   if (!bytes.has_value()) {
     // Never served: dropped, so the caller recompiles and stores it again.
+    // Read again under the lock: a concurrent reader may have dropped it.
     DigestLocks lock(this, {std::string(digest)});
-    rocksdb::WriteBatch drop;
-    drop.Delete(artifacts_, ToSlice(digest));
-    Write(WriteOptions(), drop, "dropping a bad artifact").IgnoreError();
+    std::string again;
+    rocksdb::Status there =
+        db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(digest), &again);
+    if (!there.IsNotFound()) {
+      // An unreadable one's size is not known: Verify's recount mends it.
+      rocksdb::WriteBatch drop;
+      drop.Delete(artifacts_, ToSlice(digest));
+      Write(WriteOptions(), drop, "dropping a bad artifact",
+            {there.ok() ? -StoredSize(digest, again) : 0, 0})
+          .IgnoreError();
+    }
     return absl::DataLossError(absl::StrCat(
         "artifact ", digest, " failed its digest check and was dropped"));
   }
@@ -464,7 +533,7 @@ absl::StatusOr<RocksDbStore::Page> RocksDbStore::List(
     v1::CacheEntry entry;
     if (!entry.ParseFromArray(it->value().data(),
                               static_cast<int>(it->value().size())) ||
-        entry.key() != it->key().ToStringView()) {
+        entry.key() != ToView(it->key())) {
       ++page.unreadable;
       continue;
     }

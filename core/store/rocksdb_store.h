@@ -11,6 +11,14 @@
 //   access     key                       -> uint64 LE hits, int64 LE last
 //                                           access micros, by merge
 //   meta       "schema_version"          -> decimal string
+//              "usage_bytes", "usage_entries" -> int64 LE, by merge
+// Every write that adds or removes an entry or an artifact merges the change
+// of the store's size into meta in the same WriteBatch, so the size is read
+// in constant time and never disagrees with what a crash left (Verify
+// recounts it and says by how much it had drifted). The size is what the
+// entries and artifacts take as stored, with their keys (usage()); RocksDB's
+// own files add their overhead on top. Version 1 stores (before the size
+// was kept) are counted once when first opened, then are version 2.
 // Open lists every column family; an unknown one is an error. Any other tool
 // that opens this database must set the same merge operators on refcounts
 // and access: without them RocksDB cannot flush those families, and the
@@ -27,6 +35,10 @@
 // Durability is a named choice (StoreOptions::durability); the default keeps
 // the write-ahead log without syncing it: a process crash loses nothing, a
 // machine crash may lose the last writes.
+//
+// Eviction (evictor.h chooses what): EvictIfIdle deletes an entry under its
+// key lock unless it was used since a given time, so an entry hit while a
+// sweep runs survives it.
 // Thread-safety: thread-safe; every method may be called concurrently.
 #ifndef AOTCACHE_CORE_STORE_ROCKSDB_STORE_H_
 #define AOTCACHE_CORE_STORE_ROCKSDB_STORE_H_
@@ -41,8 +53,10 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "aotcache/v1/store.pb.h"
 #include "core/store/artifact_codec.h"
 #include "core/store/entry_store.h"
@@ -51,7 +65,7 @@
 
 namespace aotcache {
 
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 
 enum class Durability {
   kWalNoSync,  // Default: survives a process crash.
@@ -68,6 +82,9 @@ struct StoreOptions {
   // full disk: its next write after a failed one aborts the process.
   int64_t min_free_bytes = int64_t{64} << 20;
   int64_t block_cache_bytes = int64_t{64} << 20;
+  // Over this many bytes (usage()) a write that would grow the store is
+  // refused (IsCacheFull) and nothing is written; 0: no limit.
+  int64_t hard_limit_bytes = 0;
   // How artifacts are written (those stored before are read either way).
   ArtifactCompression compression;
   // Microseconds since the epoch; injected so tests need no sleeps.
@@ -127,6 +144,23 @@ class RocksDbStore final : public EntryStore {
   // left as they are: a leak, never a loss).
   absl::Status Delete(absl::string_view key);
 
+  // What the entries and artifacts take as stored, with their keys.
+  struct Usage {
+    int64_t bytes = 0;
+    int64_t entries = 0;
+  };
+  Usage usage() const { return {usage_bytes_.load(), usage_entries_.load()}; }
+  // The store's clock (StoreOptions::now_micros), access times' too.
+  int64_t NowMicros() const { return options_.now_micros(); }
+
+  // Deletes the entry of `key` (as Delete) unless it was used at or after
+  // `used_since_micros`; true if it was deleted. An access record with no
+  // entry (the entry was deleted as it was hit) is removed. `lock_held` is
+  // set to how long the key's lock was held.
+  absl::StatusOr<bool> EvictIfIdle(absl::string_view key,
+                                   int64_t used_since_micros,
+                                   absl::Duration* lock_held);
+
   // The bytes of an artifact, checked against the digest. DataLoss when
   // they do not match (the bad bytes are dropped: the caller recompiles),
   // NotFound when absent.
@@ -143,6 +177,13 @@ class RocksDbStore final : public EntryStore {
     int64_t last_access_micros = 0;
   };
   absl::StatusOr<Access> GetAccess(absl::string_view key) const;
+  // Writes the hits kept in memory now.
+  absl::Status FlushHits();
+  // Calls `visit` with every entry's access record as written (FlushHits
+  // first to see the latest), in key order, until it returns false.
+  absl::Status ForEachAccess(
+      absl::FunctionRef<bool(absl::string_view key, const Access&)> visit)
+      const;
 
   // Entries that do not parse or are not their key's are left out of a
   // page and counted.
@@ -178,6 +219,8 @@ class RocksDbStore final : public EntryStore {
     int64_t checked_entries = 0;
     std::vector<std::string> corrupt_entries;  // Keys.
     std::string recovery_damage;               // recovery_damage().
+    // How far the size kept (usage()) was from the size counted; corrected.
+    Usage usage_drift;
   };
   absl::StatusOr<VerifyReport> Verify();
 
@@ -193,6 +236,18 @@ class RocksDbStore final : public EntryStore {
   template <typename Message>
   absl::StatusOr<Message> ReadEntry(absl::string_view key) const;
 
+  // The entry under `key` as stored; NotFound when absent.
+  absl::StatusOr<std::string> ReadRawEntry(absl::string_view key) const;
+  // Delete's work, the key's lock held; `value` is the entry as stored.
+  absl::Status DeleteLocked(absl::string_view key, const std::string& value);
+
+  // Counts every entry and artifact as of now and corrects the size kept by
+  // the difference (returned), and gives entries without an access record
+  // one (their creation time). Safe while the store is in use.
+  absl::StatusOr<Usage> RecountUsage();
+  // The size as last written, into usage_bytes_ / usage_entries_.
+  absl::Status LoadUsage();
+
   static constexpr int kStripes = 64;
   absl::Mutex& KeyLock(absl::string_view key);
   // Locks the stripes of `digests` in a fixed order; unlocks on destruction.
@@ -202,9 +257,15 @@ class RocksDbStore final : public EntryStore {
   absl::Status Sweep(const std::vector<std::string>& digests);
   rocksdb::WriteOptions WriteOptions() const;
   // Every write goes through here: refused while the disk is (nearly) full
-  // or after a failed write (which stops writes until a restart).
+  // or after a failed write (which stops writes until a restart). `grows`,
+  // merged into the size in the same batch, is what the write adds to it.
   absl::Status Write(const rocksdb::WriteOptions& options,
-                     rocksdb::WriteBatch& batch, absl::string_view what);
+                     rocksdb::WriteBatch& batch, absl::string_view what,
+                     Usage grows);
+  absl::Status Write(const rocksdb::WriteOptions& options,
+                     rocksdb::WriteBatch& batch, absl::string_view what) {
+    return Write(options, batch, what, Usage());
+  }
 
   struct PendingHits {
     uint64_t count = 0;
@@ -227,6 +288,8 @@ class RocksDbStore final : public EntryStore {
   std::string writes_stopped_ ABSL_GUARDED_BY(writes_mu_);  // Why, if so.
   std::atomic<int64_t> artifact_bytes_written_{0};
   std::atomic<int64_t> artifact_bytes_stored_{0};
+  std::atomic<int64_t> usage_bytes_{0};
+  std::atomic<int64_t> usage_entries_{0};
   std::array<absl::Mutex, kStripes> key_locks_;
   std::array<absl::Mutex, kStripes> digest_locks_;
   // Column family handles are destroyed before the DB (member order: db_

@@ -295,6 +295,7 @@ absl::StatusOr<RocksDbStore::VerifyReport> RocksDbStore::Verify() {
       return bytes.status();
     }
   }
+  AOTCACHE_ASSIGN_OR_RETURN(report.usage_drift, RecountUsage());
   return report;
 }
 

@@ -15,7 +15,9 @@ using ::aotcache::testing::IsOk;
 // the counts, and the open loses data.
 rocksdb::ColumnFamilyOptions OptionsFor(const std::string& name) {
   rocksdb::ColumnFamilyOptions cf;
-  if (name == "refcounts") cf.merge_operator = NewCountMergeOperator();
+  if (name == "refcounts" || name == "meta") {
+    cf.merge_operator = NewCountMergeOperator();
+  }
   if (name == "access") cf.merge_operator = NewAccessMergeOperator();
   if (name == "artifacts") {
     cf.enable_blob_files = true;
