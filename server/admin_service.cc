@@ -38,6 +38,15 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext* context,
   const RocksDbStore::CompressionCounters written = store_->compression();
   response->set_artifact_bytes_written(written.artifact_bytes);
   response->set_artifact_bytes_at_rest(written.stored_bytes);
+  const RocksDbStore::Usage usage = store_->usage();
+  response->set_store_bytes(usage.bytes);
+  response->set_store_entries(usage.entries);
+  response->set_max_size(janitor_->limits().max_bytes);
+  response->set_max_size_hard_limit(store_->hard_limit_bytes());
+  const EvictionCounters evicted = janitor_->counters();
+  response->set_evicted_entries(evicted.entries);
+  response->set_evicted_bytes(evicted.bytes);
+  response->set_eviction_sweeps(evicted.sweeps);
   return grpc::Status::OK;
 }
 
@@ -120,6 +129,46 @@ grpc::Status AdminServiceImpl::Verify(grpc::ServerContext* context,
     response->add_corrupt_entries(absl::BytesToHexString(key));
   }
   response->set_recovery_damage(report->recovery_damage);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminServiceImpl::Evict(grpc::ServerContext* context,
+                                     const v1::EvictRequest* request,
+                                     v1::EvictResponse* response) {
+  clock_->Touch();
+  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "Evict");
+      !allowed.ok()) {
+    return allowed;
+  }
+  EvictionGoal goal;
+  if (request->has_to_bytes()) {
+    if (request->to_bytes() < 0) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "to_bytes must not be negative");
+    }
+    goal.to_bytes = request->to_bytes();
+  }
+  if (request->has_older_than_seconds()) {
+    if (request->older_than_seconds() < 0) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "older_than_seconds must not be negative");
+    }
+    const int64_t now = store_->NowMicros();
+    goal.used_before_micros =
+        now - std::min(request->older_than_seconds(), now / 1000000) * 1000000;
+  }
+  if (!request->has_to_bytes() && !request->has_older_than_seconds()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "set to_bytes or older_than_seconds");
+  }
+  absl::StatusOr<EvictionReport> report = janitor_->Evict(goal);
+  if (!report.ok()) return ToGrpc(report.status());
+  response->set_entries(report->entries);
+  response->set_bytes(report->bytes);
+  response->set_spared(report->spared);
+  const RocksDbStore::Usage usage = store_->usage();
+  response->set_store_bytes(usage.bytes);
+  response->set_store_entries(usage.entries);
   return grpc::Status::OK;
 }
 

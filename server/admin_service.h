@@ -1,5 +1,6 @@
 // AdminService: the gRPC adapter for inspection and maintenance (stats,
-// listing, entries, deletion, verification) over the store and the cache.
+// listing, entries, deletion, verification, eviction) over the store, its
+// janitor and the cache.
 // Every RPC needs the admin scope (access_control.h).
 // Thread-safety: thread-safe.
 #ifndef AOTCACHE_SERVER_ADMIN_SERVICE_H_
@@ -8,6 +9,7 @@
 #include "aotcache/v1/service.grpc.pb.h"
 #include "core/cache/cache.h"
 #include "core/store/rocksdb_store.h"
+#include "core/store/store_janitor.h"
 #include "server/access_control.h"
 #include "server/call_clock.h"
 
@@ -15,9 +17,13 @@ namespace aotcache {
 
 class AdminServiceImpl final : public v1::AdminService::Service {
  public:
-  AdminServiceImpl(Cache* cache, RocksDbStore* store, AccessControl* access,
-                   CallClock* clock)
-      : cache_(cache), store_(store), access_(access), clock_(clock) {}
+  AdminServiceImpl(Cache* cache, RocksDbStore* store, StoreJanitor* janitor,
+                   AccessControl* access, CallClock* clock)
+      : cache_(cache),
+        store_(store),
+        janitor_(janitor),
+        access_(access),
+        clock_(clock) {}
 
   grpc::Status Stats(grpc::ServerContext* context, const v1::StatsRequest*,
                      v1::StatsResponse* response) override;
@@ -32,10 +38,14 @@ class AdminServiceImpl final : public v1::AdminService::Service {
                            v1::DeleteEntryResponse* response) override;
   grpc::Status Verify(grpc::ServerContext* context, const v1::VerifyRequest*,
                       v1::VerifyResponse* response) override;
+  grpc::Status Evict(grpc::ServerContext* context,
+                     const v1::EvictRequest* request,
+                     v1::EvictResponse* response) override;
 
  private:
   Cache* cache_;
   RocksDbStore* store_;
+  StoreJanitor* janitor_;
   AccessControl* access_;
   CallClock* clock_;
 };

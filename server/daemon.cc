@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "core/backend/native/backend_choice.h"
 #include "core/backend/native/native_backend.h"
+#include "core/paths/byte_size.h"
 #include "core/paths/private_dir.h"
 #include "core/status_macros.h"
 #include "glog/logging.h"
@@ -128,6 +129,15 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   store_options.durability = options.durability;
   store_options.min_free_bytes = options.min_free_bytes;
   store_options.compression = options.compression;
+  if (options.max_size_hard_limit > 0 &&
+      options.max_size_hard_limit < options.max_size) {
+    return absl::InvalidArgumentError(
+        "--max_size_hard_limit must not be below --max_size");
+  }
+  store_options.hard_limit_bytes = options.max_size_hard_limit;
+  if (store_options.hard_limit_bytes == 0 && options.max_size > 0) {
+    store_options.hard_limit_bytes = options.max_size / 4 * 5;
+  }
   absl::StatusOr<std::unique_ptr<RocksDbStore>> store =
       RocksDbStore::Open(store_options);
   if (!store.ok()) {
@@ -175,8 +185,21 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   d->compile_service_ = std::make_unique<CompileServiceImpl>(
       d->cache_.get(), d->store_.get(), d->access_.get(), &d->call_clock_,
       d->workers_.get(), d->in_flight_.get(), options.fetch_time_limit);
+  SizeLimits limits;
+  limits.max_bytes = options.max_size;
+  limits.on_sweep = [](const absl::StatusOr<EvictionReport>& report) {
+    if (!report.ok()) {
+      LOG(ERROR) << "eviction sweep (--max_size) failed: " << report.status();
+      return;
+    }
+    LOG(INFO) << "--max_size: evicted " << report->entries
+              << " least recently used entries ("
+              << FormatByteSize(report->bytes) << ")";
+  };
+  d->janitor_ = std::make_unique<StoreJanitor>(d->store_.get(), limits);
   d->admin_service_ = std::make_unique<AdminServiceImpl>(
-      d->cache_.get(), d->store_.get(), d->access_.get(), &d->call_clock_);
+      d->cache_.get(), d->store_.get(), d->janitor_.get(), d->access_.get(),
+      &d->call_clock_);
 
   // The store's lock proves no other daemon serves this dir: a socket file
   // left here is stale.

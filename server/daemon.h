@@ -23,6 +23,7 @@
 #include "core/cache/cache.h"
 #include "core/paths/data_dir.h"
 #include "core/store/rocksdb_store.h"
+#include "core/store/store_janitor.h"
 #include "grpcpp/server.h"
 #include "server/access_control.h"
 #include "server/bytes_in_flight.h"
@@ -44,6 +45,12 @@ struct DaemonOptions {
   int64_t max_bytes_in_flight = int64_t{512} << 20;
   int64_t max_graph_nodes = 100000;
   Durability durability = Durability::kWalNoSync;
+  // The store's size (its entries and artifacts as stored): past max_size
+  // the least recently used entries are evicted down to 90% of it; past
+  // max_size_hard_limit (default: max_size + 25%) nothing new is stored, and
+  // compiles are answered as bypasses ("cache full"). 0: no limit.
+  int64_t max_size = 0;
+  int64_t max_size_hard_limit = 0;
   // Artifacts at rest: zstd at level 3 by default.
   ArtifactCompression compression;
   // Below this many free bytes on the data dir's disk nothing is stored
@@ -119,6 +126,7 @@ class Daemon {
 
   // Destroyed in reverse: the server stops before the cache and store go.
   std::unique_ptr<RocksDbStore> store_;
+  std::unique_ptr<StoreJanitor> janitor_;  // Stopped before the store.
   std::unique_ptr<Backend> backend_;
   std::string backend_name_;
   std::unique_ptr<Cache> cache_;

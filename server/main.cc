@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "core/paths/byte_size.h"
 #include "glog/logging.h"
 #include "server/daemon.h"
 
@@ -40,6 +41,12 @@ ABSL_FLAG(std::string, compression, "zstd",
           "how artifacts are stored: zstd (when it makes them smaller) or "
           "none; either form is read");
 ABSL_FLAG(int32_t, compression_level, 3, "zstd's level, 1 to 19");
+ABSL_FLAG(std::string, max_size, "",
+          "the store's size (20G, 512MiB): past it the least recently used "
+          "entries are evicted down to 90%; empty: unbounded");
+ABSL_FLAG(std::string, max_size_hard_limit, "",
+          "past it nothing new is stored (answered as bypass, \"cache "
+          "full\"); default --max_size + 25%");
 ABSL_FLAG(int64_t, idle_exit_seconds, 0,
           "exit after this long without a call (0: never); clients that "
           "start a daemon themselves set it");
@@ -114,6 +121,26 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "aotcached: --compression must be zstd or none, "
                  "--compression_level 1 to 19\n");
+    return 2;
+  }
+  // A size flag into `out`; false (said) when it is no size.
+  auto parse_size = [](const char* name, const std::string& text,
+                       int64_t* out) {
+    if (text.empty()) return true;
+    absl::StatusOr<int64_t> bytes = aotcache::ParseByteSize(text);
+    if (!bytes.ok()) {
+      std::fprintf(stderr, "aotcached: --%s: %s\n", name,
+                   std::string(bytes.status().message()).c_str());
+      return false;
+    }
+    *out = *bytes;
+    return true;
+  };
+  if (!parse_size("max_size", absl::GetFlag(FLAGS_max_size),
+                  &options.max_size) ||
+      !parse_size("max_size_hard_limit",
+                  absl::GetFlag(FLAGS_max_size_hard_limit),
+                  &options.max_size_hard_limit)) {
     return 2;
   }
   std::string durability = absl::GetFlag(FLAGS_durability);

@@ -18,6 +18,7 @@
 #include "client/cpp/connection.h"
 #include "core/key/digest.h"
 #include "core/key/target.h"
+#include "core/paths/byte_size.h"
 #include "core/paths/data_dir.h"
 #include "google/protobuf/text_format.h"
 
@@ -27,8 +28,10 @@ namespace {
 struct Invocation {
   std::string server;
   bool json = false;
-  bool backward = false;  // compile: fetch the backward too.
-  bool source = false;    // show: print the native kernels' source.
+  bool backward = false;   // compile: fetch the backward too.
+  bool source = false;     // show: print the native kernels' source.
+  std::string older_than;  // evict: an age (7d).
+  std::string to_size;     // evict: a size (20G).
   std::vector<std::string> positional;
 };
 
@@ -45,6 +48,10 @@ bool ParseArgs(const std::vector<std::string>& args, Invocation* inv) {
       inv->server = args[++i];
     } else if (absl::StartsWith(arg, "--server=")) {
       inv->server = arg.substr(9);
+    } else if (absl::StartsWith(arg, "--older-than=")) {
+      inv->older_than = arg.substr(13);
+    } else if (absl::StartsWith(arg, "--to-size=")) {
+      inv->to_size = arg.substr(10);
     } else if (absl::StartsWith(arg, "-")) {
       return false;
     } else {
@@ -103,6 +110,11 @@ class Remote {
   }
 
   // Reports a failed call; returns the exit code.
+  int Usage(const absl::Status& status) {
+    err_ << "aotcache: " << status.message() << "\n";
+    return 2;
+  }
+
   int Fail(const grpc::Status& status) {
     if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
@@ -218,6 +230,18 @@ class Remote {
           static_cast<double>(s.artifact_bytes_written()) /
               static_cast<double>(
                   std::max<int64_t>(1, s.artifact_bytes_at_rest())));
+    }
+    out_ << "store                 " << s.store_entries() << " entries, "
+         << FormatByteSize(s.store_bytes());
+    if (s.max_size() > 0) {
+      out_ << " of " << FormatByteSize(s.max_size()) << " (hard limit "
+           << FormatByteSize(s.max_size_hard_limit()) << ")";
+    }
+    out_ << "\n";
+    if (s.evicted_entries() > 0) {
+      out_ << "evicted               " << s.evicted_entries() << " entries, "
+           << FormatByteSize(s.evicted_bytes()) << " (" << s.eviction_sweeps()
+           << " sweeps)\n";
     }
     if (!s.store_write_problem().empty()) {
       out_ << "store not written: " << s.store_write_problem() << "\n";
@@ -358,6 +382,36 @@ class Remote {
     return 0;
   }
 
+  int Evict(const Invocation& inv) {
+    v1::EvictRequest request;
+    if (!inv.to_size.empty()) {
+      absl::StatusOr<int64_t> bytes = ParseByteSize(inv.to_size);
+      if (!bytes.ok()) return Usage(bytes.status());
+      request.set_to_bytes(*bytes);
+    }
+    if (!inv.older_than.empty()) {
+      absl::StatusOr<absl::Duration> age = ParseAge(inv.older_than);
+      if (!age.ok()) return Usage(age.status());
+      request.set_older_than_seconds(absl::ToInt64Seconds(*age));
+    }
+    v1::EvictResponse response;
+    grpc::Status status =
+        admin_->Evict(Context(3600).get(), request, &response);
+    if (!status.ok()) return Fail(status);
+    if (inv.json) {
+      out_ << CliJson(response);
+      return 0;
+    }
+    out_ << "evicted " << response.entries() << " entries ("
+         << FormatByteSize(response.bytes()) << ")";
+    if (response.spared() > 0) {
+      out_ << ", spared " << response.spared() << " used meanwhile";
+    }
+    out_ << "; the store holds " << response.store_entries() << " entries, "
+         << FormatByteSize(response.store_bytes()) << "\n";
+    return 0;
+  }
+
   int Verify(const Invocation& inv) {
     v1::VerifyResponse response;
     grpc::Status status =
@@ -403,11 +457,14 @@ const char kRemoteCommandsUsage[] =
     "GRAPH.json\n"
     "       aotcache stats|ls|verify [--server TARGET] [--json]\n"
     "       aotcache show [--server TARGET] [--json | --source] KEY\n"
-    "       aotcache rm [--server TARGET] KEY\n";
+    "       aotcache rm [--server TARGET] KEY\n"
+    "       aotcache evict [--server TARGET] [--json] [--older-than=AGE] "
+    "[--to-size=SIZE]\n";
 
 bool IsRemoteCommand(const std::string& command) {
   return command == "compile" || command == "stats" || command == "ls" ||
-         command == "show" || command == "rm" || command == "verify";
+         command == "show" || command == "rm" || command == "verify" ||
+         command == "evict";
 }
 
 int RunRemoteCommand(const std::string& command,
@@ -418,7 +475,9 @@ int RunRemoteCommand(const std::string& command,
   if (!ParseArgs(args, &inv) ||
       inv.positional.size() != (takes_one ? 1u : 0u) ||
       (inv.backward && command != "compile") ||
-      (inv.source && command != "show")) {
+      (inv.source && command != "show") ||
+      ((!inv.older_than.empty() || !inv.to_size.empty()) !=
+       (command == "evict"))) {
     err << "usage:\n" << kRemoteCommandsUsage;
     return 2;
   }
@@ -443,6 +502,7 @@ int RunRemoteCommand(const std::string& command,
   if (command == "ls") return remote.List(inv);
   if (command == "show") return remote.Show(inv, key);
   if (command == "rm") return remote.Delete(key);
+  if (command == "evict") return remote.Evict(inv);
   return remote.Verify(inv);
 }
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/key/digest.h"
+#include "core/paths/dir_budget.h"
 #include "core/paths/private_dir.h"
 
 namespace aotcache {
@@ -46,6 +47,7 @@ absl::StatusOr<v1::Artifact> ArtifactDir::Get(absl::string_view digest) const {
     std::filesystem::remove(path, ec);
     return absl::NotFoundError(absl::StrCat(path, " was corrupt; removed"));
   }
+  TouchFile(path);
   return artifact;
 }
 
@@ -75,6 +77,7 @@ absl::Status ArtifactDir::Put(absl::string_view digest,
     std::filesystem::remove(temp, ec);
     return absl::UnavailableError(absl::StrCat("cannot rename to ", path));
   }
+  EnforceDirBudget(dir_, max_bytes_);
   return absl::OkStatus();
 }
 

@@ -2,12 +2,15 @@
 // it received, so that an artifact crosses the wire once per machine.
 // Files are named by the SHA-256 of their bytes (DIR/ab/abcd...), written
 // to a temporary name and renamed into place, and re-hashed on every read:
-// a file whose bytes do not match is removed and reported as absent.
+// a file whose bytes do not match is removed and reported as absent. The
+// directory is held to a byte budget (dir_budget.h): a read marks a file
+// used, a write past the budget deletes those used longest ago.
 // Thread-safety: thread-safe, also across processes sharing the directory
 // (rename is atomic; readers never see a partial file).
 #ifndef AOTCACHE_CLIENT_CPP_ARTIFACT_DIR_H_
 #define AOTCACHE_CLIENT_CPP_ARTIFACT_DIR_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -19,7 +22,9 @@ namespace aotcache {
 
 class ArtifactDir {
  public:
-  explicit ArtifactDir(std::string dir) : dir_(std::move(dir)) {}
+  // `max_bytes`: the budget; 0 for none.
+  ArtifactDir(std::string dir, int64_t max_bytes)
+      : dir_(std::move(dir)), max_bytes_(max_bytes) {}
 
   // NotFound when absent (or corrupt, and now removed).
   absl::StatusOr<v1::Artifact> Get(absl::string_view digest) const;
@@ -30,6 +35,7 @@ class ArtifactDir {
   std::string PathOf(absl::string_view digest) const;
 
   std::string dir_;
+  int64_t max_bytes_;
 };
 
 }  // namespace aotcache

@@ -17,6 +17,7 @@
 #include "core/key/digest.h"
 #include "core/key/target.h"
 #include "core/paths/data_dir.h"
+#include "core/paths/dir_budget.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
@@ -83,7 +84,11 @@ Client::Client(ClientOptions options)
     artifact_dir_ = std::make_unique<ArtifactDir>(
         options_.artifact_dir.empty()
             ? absl::StrCat(DefaultDataDir(), "/client-artifacts")
-            : options_.artifact_dir);
+            : options_.artifact_dir,
+        options_.artifact_dir_max_bytes >= 0
+            ? options_.artifact_dir_max_bytes
+            : BudgetFromEnv("AOTCACHE_ARTIFACT_DIR_MAX_SIZE",
+                            int64_t{1} << 30));
   }
 }
 

@@ -62,6 +62,9 @@ struct ClientOptions {
   // answers by digest and only unknown artifacts cross the wire. Empty:
   // DefaultDataDir()/client-artifacts. "none": always inline.
   std::string artifact_dir;
+  // Its budget (dir_budget.h); negative: $AOTCACHE_ARTIFACT_DIR_MAX_SIZE,
+  // else 1 GiB. 0: none.
+  int64_t artifact_dir_max_bytes = -1;
 };
 
 // What crossed the wire, for monitoring and tests.

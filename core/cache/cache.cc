@@ -184,9 +184,21 @@ absl::StatusOr<CompileResult> Cache::CompileAndStore(
   entry.set_forward_bytes(static_cast<int64_t>(bytes.size()));
   entry.set_forward_compile_seconds(result.compile_seconds);
   result.forward_digest = entry.forward_digest();
-  Count([](CacheCounters& c) { ++c.misses; });
   // Persisted before the answer leaves.
   absl::Status saved = Save(entry, {{entry.forward_digest(), bytes}});
+  if (IsCacheFull(saved)) {
+    // Past the store's hard limit: answered, not stored, as a bypass.
+    result.status = ForwardStatus::kBypass;
+    result.bypass_reason = kCacheFull;
+    result.backward = BackwardState::kNone;
+    result.forward_digest.clear();
+    Count([](CacheCounters& c) {
+      ++c.bypasses;
+      ++c.bypass_reasons[kCacheFull];
+    });
+    return result;
+  }
+  Count([](CacheCounters& c) { ++c.misses; });
   if (!saved.ok()) {
     result.forward_digest.clear();  // Not stored: answered inline.
     result.not_stored_reason = std::string(saved.message());
@@ -407,6 +419,7 @@ absl::Status Cache::Save(
     const std::vector<std::pair<std::string, std::string>>& artifacts) {
   absl::Status st = store_ == nullptr ? absl::UnavailableError("no store")
                                       : store_->Put(entry, artifacts);
+  if (IsCacheFull(st)) return st;  // Counted by the caller, not a fault.
   if (!st.ok()) {
     Warn(absl::StrCat("entry ", absl::BytesToHexString(entry.key()),
                       " not saved (answered anyway): ", st.ToString()));

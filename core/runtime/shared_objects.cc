@@ -12,6 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/key/digest.h"
 #include "core/paths/data_dir.h"
+#include "core/paths/dir_budget.h"
 #include "core/paths/private_dir.h"
 #include "core/status_macros.h"
 
@@ -50,6 +51,10 @@ absl::Status Write(const std::string& path, const std::string& bytes) {
 
 }  // namespace
 
+int64_t NativeDirBudget() {
+  return BudgetFromEnv("AOTCACHE_NATIVE_DIR_MAX_SIZE", int64_t{2} << 30);
+}
+
 absl::StatusOr<void*> OpenSharedObject(const std::string& bytes) {
   static absl::Mutex mu(absl::kConstInit);
   static auto* handles = new absl::flat_hash_map<std::string, void*>();
@@ -65,19 +70,29 @@ absl::StatusOr<void*> OpenSharedObject(const std::string& bytes) {
   // the file checked is the file loaded. (Loading through the checked
   // descriptor's /proc/self/fd path is no option: glibc takes a path it
   // loaded before, a reused descriptor number, for the same object.)
-  if (!HasDigest(path, digest)) {
-    AOTCACHE_RETURN_IF_ERROR(Write(path, bytes));
-    if (!HasDigest(path, digest)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot read back ", path, " as written"));
+  void* handle = nullptr;
+  // Twice: another process holding the dir to its budget may delete the
+  // file between the check and the load.
+  for (int attempt = 0; attempt < 2 && handle == nullptr; ++attempt) {
+    if (HasDigest(path, digest)) {
+      TouchFile(path);  // Used: the budget keeps it longest.
+    } else {
+      AOTCACHE_RETURN_IF_ERROR(Write(path, bytes));
+      if (!HasDigest(path, digest)) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("cannot read back ", path, " as written"));
+      }
     }
+    handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   }
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot load ", path, ": ", dlerror()));
   }
   handles->emplace(digest, handle);
+  // Loaded, so this process no longer needs the file: the dir is held to
+  // its budget now.
+  EnforceDirBudget(dir, NativeDirBudget());
   return handle;
 }
 

@@ -2,16 +2,22 @@
 // written once to a content-addressed directory (<data dir>/native/
 // <sha256>.so, 0700, which no other user may write) and opened once per
 // process after its bytes are re-hashed. Handles are never closed: kernels
-// may run until the process exits.
+// may run until the process exits. The dir is held to a budget
+// (NativeDirBudget, dir_budget.h): a shared object deleted is written again
+// from its artifact when next loaded.
 // Thread-safety: thread-safe.
 #ifndef AOTCACHE_CORE_RUNTIME_SHARED_OBJECTS_H_
 #define AOTCACHE_CORE_RUNTIME_SHARED_OBJECTS_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
 
 namespace aotcache {
+
+// $AOTCACHE_NATIVE_DIR_MAX_SIZE, else 2 GiB.
+int64_t NativeDirBudget();
 
 // The dlopen handle of the shared object `bytes`. FailedPrecondition when
 // it cannot be written or opened, or when another user could write its

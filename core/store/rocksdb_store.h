@@ -150,6 +150,7 @@ class RocksDbStore final : public EntryStore {
     int64_t entries = 0;
   };
   Usage usage() const { return {usage_bytes_.load(), usage_entries_.load()}; }
+  int64_t hard_limit_bytes() const { return options_.hard_limit_bytes; }
   // The store's clock (StoreOptions::now_micros), access times' too.
   int64_t NowMicros() const { return options_.now_micros(); }
 

@@ -22,7 +22,7 @@ namespace aotcache {
 struct SizeLimits {
   int64_t max_bytes = 0;       // 0: no soft limit (and no thread).
   double low_watermark = 0.9;  // A sweep ends at max_bytes times this.
-  absl::Duration interval = absl::Milliseconds(500);  // Between checks.
+  absl::Duration interval = absl::Milliseconds(100);  // Between checks.
   // Told of each sweep the limit started (the server logs it). May be empty.
   std::function<void(const absl::StatusOr<EvictionReport>&)> on_sweep;
 };

@@ -108,6 +108,29 @@ TEST_F(RemoteCommandsTest, CompileTwiceShowStatsAndRemove) {
   EXPECT_THAT(out_.str(), HasSubstr("0 entries"));
 }
 
+TEST_F(RemoteCommandsTest, EvictByAgeAndBySize) {
+  std::string graph = testing::FixturePath("../../examples/mlp.json");
+  ASSERT_EQ(Run("compile", {graph}), 0) << err_.str();
+  ASSERT_EQ(Run("stats", {}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("store                 1 entries, "));
+
+  EXPECT_EQ(Run("evict", {}), 2);  // No goal.
+  EXPECT_EQ(Run("evict", {"--to-size=lots"}), 2);
+  EXPECT_THAT(err_.str(), HasSubstr("'lots' is not a size"));
+  EXPECT_EQ(Run("evict", {"--older-than=7"}), 2);
+  EXPECT_THAT(err_.str(), HasSubstr("'7' is not an age"));
+
+  ASSERT_EQ(Run("evict", {"--older-than=1d"}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("evicted 0 entries"));
+  ASSERT_EQ(Run("evict", {"--to-size=1G"}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("evicted 0 entries"));
+  ASSERT_EQ(Run("evict", {"--to-size=0"}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("evicted 1 entries"));
+  EXPECT_THAT(out_.str(), HasSubstr("the store holds 0 entries, 0 B"));
+  ASSERT_EQ(Run("stats", {}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("evicted               1 entries"));
+}
+
 // Runs the aotcache binary with `args`; its output, and its exit status in
 // `status`.
 std::string RunBinary(const std::string& args, int* status) {

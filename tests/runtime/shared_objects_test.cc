@@ -15,6 +15,7 @@
 #include "core/paths/data_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/scoped_env.h"
 #include "tests/testing/status_matchers.h"
 
 namespace aotcache {
@@ -48,6 +49,25 @@ TEST(SharedObjectsTest, AFileSwappedInTheDirIsNeverLoaded) {
   absl::StatusOr<void*> handle = OpenSharedObject(genuine);
   ASSERT_THAT(handle, IsOk());
   EXPECT_EQ(Call(*handle, "answer"), 42);
+}
+
+// The dir is held to its budget once a shared object is loaded: what was
+// deleted is written again from its bytes when next loaded elsewhere.
+TEST(SharedObjectsTest, TheDirIsHeldToItsBudget) {
+  const std::string first = SharedObjectReturning("first", 1);
+  const std::string second = SharedObjectReturning("second", 2);
+  const std::string dir = DefaultDataDir() + "/native";
+  testing::ScopedEnv budget("AOTCACHE_NATIVE_DIR_MAX_SIZE",
+                            std::to_string(second.size() + 100));
+  absl::StatusOr<void*> one = OpenSharedObject(first);
+  ASSERT_THAT(one, IsOk());
+  absl::StatusOr<void*> two = OpenSharedObject(second);
+  ASSERT_THAT(two, IsOk());
+  // Over the budget with both: the one used longest ago went.
+  EXPECT_FALSE(std::filesystem::exists(dir + "/" + Sha256Hex(first) + ".so"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/" + Sha256Hex(second) + ".so"));
+  EXPECT_EQ(Call(*one, "first"), 1);  // Loaded before: still mapped.
+  EXPECT_EQ(Call(*two, "second"), 2);
 }
 
 TEST(SharedObjectsTest, ADirOtherUsersCanWriteIsRefused) {

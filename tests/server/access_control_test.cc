@@ -233,6 +233,13 @@ TEST_F(ScopedDaemonTest, AReadTokenGetsHitsButItsMissesDoNotCompile) {
   EXPECT_THAT(admin_->DeleteEntry(As(kCompileToken).get(), rm, &deleted),
               StatusIs(absl::StatusCode::kPermissionDenied,
                        HasSubstr("DeleteEntry needs the admin scope")));
+  v1::EvictRequest evict;
+  evict.set_to_bytes(0);
+  v1::EvictResponse evicted;
+  EXPECT_THAT(admin_->Evict(As(kCompileToken).get(), evict, &evicted),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("Evict needs the admin scope")));
+  EXPECT_THAT(CompileAs(kReadToken, &response), IsOk());  // Still there.
 }
 
 TEST_F(ScopedDaemonTest, AnAdminTokenMaintainsButDoesNotRead) {
