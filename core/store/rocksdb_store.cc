@@ -37,6 +37,20 @@ class RocksDbStore::DigestLocks {
   std::vector<absl::Mutex*> held_;
 };
 
+namespace {
+
+// Synced whatever the durability.
+absl::Status WriteSchemaVersion(rocksdb::DB* db,
+                                rocksdb::ColumnFamilyHandle* meta) {
+  rocksdb::WriteOptions synced;
+  synced.sync = true;
+  return FromRocksDb(
+      db->Put(synced, meta, kSchemaKey, absl::StrCat(kStoreSchemaVersion)),
+      "writing the schema version");
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
     StoreOptions options) {
   std::unique_ptr<RocksDbStore> store(new RocksDbStore());
@@ -148,14 +162,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
             "store ", options.path, " has entries but no schema version"));
       }
     }
-    // Synced and flushed whatever the durability: a store whose version was
-    // lost would never open again.
-    rocksdb::WriteOptions synced;
-    synced.sync = true;
-    AOTCACHE_RETURN_IF_ERROR(
-        FromRocksDb(db->Put(synced, store->meta_, kSchemaKey,
-                            absl::StrCat(kStoreSchemaVersion)),
-                    "writing the schema version"));
+    // Flushed too: a store whose version was lost would never open again.
+    AOTCACHE_RETURN_IF_ERROR(WriteSchemaVersion(db, store->meta_));
     AOTCACHE_RETURN_IF_ERROR(
         FromRocksDb(db->Flush(rocksdb::FlushOptions(), store->handles_),
                     "flushing the schema version"));
@@ -175,12 +183,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
       // Version 1 kept no size: counted once, then the store is version 2
       // (which a version-1 aotcache refuses, as it would not keep the size).
       AOTCACHE_RETURN_IF_ERROR(store->RecountUsage().status());
-      rocksdb::WriteOptions synced;
-      synced.sync = true;
-      AOTCACHE_RETURN_IF_ERROR(
-          FromRocksDb(db->Put(synced, store->meta_, kSchemaKey,
-                              absl::StrCat(kStoreSchemaVersion)),
-                      "writing the schema version"));
+      AOTCACHE_RETURN_IF_ERROR(WriteSchemaVersion(db, store->meta_));
     }
   }
   AOTCACHE_RETURN_IF_ERROR(store->LoadUsage());
