@@ -71,6 +71,7 @@ absl::StatusOr<void*> OpenSharedObject(const std::string& bytes) {
   // descriptor's /proc/self/fd path is no option: glibc takes a path it
   // loaded before, a reused descriptor number, for the same object.)
   void* handle = nullptr;
+  bool wrote = false;
   // Twice: another process holding the dir to its budget may delete the
   // file between the check and the load.
   for (int attempt = 0; attempt < 2 && handle == nullptr; ++attempt) {
@@ -78,6 +79,7 @@ absl::StatusOr<void*> OpenSharedObject(const std::string& bytes) {
       TouchFile(path);  // Used: the budget keeps it longest.
     } else {
       AOTCACHE_RETURN_IF_ERROR(Write(path, bytes));
+      wrote = true;
       if (!HasDigest(path, digest)) {
         return absl::FailedPreconditionError(
             absl::StrCat("cannot read back ", path, " as written"));
@@ -90,9 +92,9 @@ absl::StatusOr<void*> OpenSharedObject(const std::string& bytes) {
         absl::StrCat("cannot load ", path, ": ", dlerror()));
   }
   handles->emplace(digest, handle);
-  // Loaded, so this process no longer needs the file: the dir is held to
-  // its budget now.
-  EnforceDirBudget(dir, NativeDirBudget());
+  // The dir grew: held to its budget (the file is loaded, so this process
+  // no longer needs it).
+  if (wrote) EnforceDirBudget(dir, NativeDirBudget());
   return handle;
 }
 

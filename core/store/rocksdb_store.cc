@@ -329,14 +329,16 @@ absl::Status RocksDbStore::Put(
 
   rocksdb::WriteBatch batch;
   std::set<std::string> written;
+  CompressionCounters written_bytes;
   for (const std::string& d : new_digests) {
     auto given = std::find_if(artifacts.begin(), artifacts.end(),
                               [&](const auto& a) { return a.first == d; });
     const bool stored_before = written.count(d) > 0 || HasArtifact(d);
     if (given != artifacts.end() && !stored_before) {
       std::string stored = EncodeArtifact(given->second, options_.compression);
-      artifact_bytes_written_ += static_cast<int64_t>(given->second.size());
-      artifact_bytes_stored_ += static_cast<int64_t>(stored.size());
+      written_bytes.artifact_bytes +=
+          static_cast<int64_t>(given->second.size());
+      written_bytes.stored_bytes += static_cast<int64_t>(stored.size());
       grows.bytes += StoredSize(d, stored);
       batch.Put(artifacts_, d, stored);
       written.insert(d);
@@ -358,6 +360,8 @@ absl::Status RocksDbStore::Put(
   batch.Merge(access_, ToSlice(key), EncodeAccess(0, options_.now_micros()));
   AOTCACHE_RETURN_IF_ERROR(
       Write(WriteOptions(), batch, "writing an entry", grows));
+  artifact_bytes_written_ += written_bytes.artifact_bytes;
+  artifact_bytes_stored_ += written_bytes.stored_bytes;
   return Sweep(old_digests);
 }
 

@@ -295,6 +295,7 @@ absl::StatusOr<RocksDbStore::VerifyReport> RocksDbStore::Verify() {
       return bytes.status();
     }
   }
+  if (read_only_) return report;  // Its size cannot be mended.
   AOTCACHE_ASSIGN_OR_RETURN(report.usage_drift, RecountUsage());
   return report;
 }

@@ -36,13 +36,13 @@ EvictionCounters StoreJanitor::counters() const {
 void StoreJanitor::Loop() {
   const auto target =
       static_cast<int64_t>(limits_.max_bytes * limits_.low_watermark);
+  absl::Duration wait = limits_.interval;
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), limits_.interval)) {
-        return;
-      }
+      if (mu_.AwaitWithTimeout(absl::Condition(&stop_), wait)) return;
     }
+    wait = limits_.interval;
     if (store_->usage().bytes <= limits_.max_bytes) continue;
     {
       absl::MutexLock lock(&mu_);
@@ -52,6 +52,9 @@ void StoreJanitor::Loop() {
     goal.to_bytes = target;
     absl::StatusOr<EvictionReport> report = Evict(goal);
     if (limits_.on_sweep) limits_.on_sweep(report);
+    // A sweep that failed (the disk is full, say) or found nothing to take
+    // (everything used since it began) is not tried again at once.
+    if (!report.ok() || report->entries == 0) wait = limits_.retry_interval;
   }
 }
 

@@ -23,6 +23,8 @@ struct SizeLimits {
   int64_t max_bytes = 0;       // 0: no soft limit (and no thread).
   double low_watermark = 0.9;  // A sweep ends at max_bytes times this.
   absl::Duration interval = absl::Milliseconds(100);  // Between checks.
+  // After a sweep that failed or evicted nothing.
+  absl::Duration retry_interval = absl::Seconds(30);
   // Told of each sweep the limit started (the server logs it). May be empty.
   std::function<void(const absl::StatusOr<EvictionReport>&)> on_sweep;
 };
