@@ -30,6 +30,24 @@ std::vector<std::string> CertificateIdentities(
   return identities;
 }
 
+// The grant of `value`, an authorization header's or metadata's value.
+grpc::Status GrantOfBearer(const TokenTable& table, absl::string_view value,
+                           Grant* caller) {
+  // The scheme is case-insensitive (RFC 6750, RFC 9110).
+  if (!absl::StartsWithIgnoreCase(value, kBearer)) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "the authorization is not 'Bearer TOKEN'");
+  }
+  value.remove_prefix(kBearer.size());
+  std::optional<Grant> grant = table.FindToken(value);
+  if (!grant.has_value()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        "unknown token (not in the daemon's tokens file)");
+  }
+  *caller = *std::move(grant);
+  return grpc::Status::OK;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AccessControl>> AccessControl::FromTokensFile(
@@ -62,28 +80,13 @@ grpc::Status AccessControl::Identify(const grpc::ServerContextBase& context,
     *caller = Grant{"local", ScopeSet::All()};
     return grpc::Status::OK;
   }
-  std::shared_ptr<const TokenTable> table;
-  {
-    absl::MutexLock lock(&mu_);
-    table = table_;
-  }
+  std::shared_ptr<const TokenTable> table = Table();
   const auto& metadata = context.client_metadata();
   auto header = metadata.find("authorization");
   if (header != metadata.end()) {
-    absl::string_view value(header->second.data(), header->second.size());
-    // The scheme is case-insensitive (RFC 6750, RFC 9110).
-    if (!absl::StartsWithIgnoreCase(value, kBearer)) {
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                          "the authorization metadata is not 'Bearer TOKEN'");
-    }
-    value.remove_prefix(kBearer.size());
-    std::optional<Grant> grant = table->FindToken(value);
-    if (!grant.has_value()) {
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                          "unknown token (not in the daemon's tokens file)");
-    }
-    *caller = *std::move(grant);
-    return grpc::Status::OK;
+    return GrantOfBearer(
+        *table, absl::string_view(header->second.data(), header->second.size()),
+        caller);
   }
   std::vector<std::string> identities = CertificateIdentities(context);
   if (!identities.empty()) {
@@ -119,6 +122,32 @@ grpc::Status AccessControl::Check(const grpc::ServerContextBase& context,
   if (caller != nullptr) *caller = who;
   if (!who.scopes.Has(scope)) return Refuse(who, scope, rpc);
   return grpc::Status::OK;
+}
+
+grpc::Status AccessControl::CheckAuthorization(absl::string_view authorization,
+                                               Scope scope,
+                                               absl::string_view what) {
+  if (tokens_file_.empty()) return grpc::Status::OK;
+  Grant who;
+  grpc::Status identified =
+      authorization.empty() ? grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                                           "this daemon needs a token, sent as "
+                                           "'Authorization: Bearer TOKEN'")
+                            : GrantOfBearer(*Table(), authorization, &who);
+  if (!identified.ok()) {
+    LogRefusal(
+        absl::StrCat("refused ", what, ": ", identified.error_message()));
+    return grpc::Status(identified.error_code(),
+                        absl::StrCat(what, " needs the ", ScopeName(scope),
+                                     " scope: ", identified.error_message()));
+  }
+  if (!who.scopes.Has(scope)) return Refuse(who, scope, what);
+  return grpc::Status::OK;
+}
+
+std::shared_ptr<const TokenTable> AccessControl::Table() const {
+  absl::MutexLock lock(&mu_);
+  return table_;
 }
 
 grpc::Status AccessControl::Refuse(const Grant& caller, Scope scope,

@@ -55,6 +55,12 @@ class AccessControl {
   // Who `context`'s caller is, or UNAUTHENTICATED.
   grpc::Status Identify(const grpc::ServerContextBase& context,
                         Grant* caller) const;
+  // For callers outside gRPC (the HTTP listener's /metrics): OK when the
+  // `authorization` header's value (empty when absent) grants `scope`, else
+  // the refusal as Check's, named for `what`. Without a tokens file every
+  // caller holds every scope.
+  grpc::Status CheckAuthorization(absl::string_view authorization, Scope scope,
+                                  absl::string_view what);
   // A refusal of `caller` for `scope` (PERMISSION_DENIED), logged.
   grpc::Status Refuse(const Grant& caller, Scope scope, absl::string_view rpc);
 
@@ -62,6 +68,7 @@ class AccessControl {
 
  private:
   void LogRefusal(const std::string& message);
+  std::shared_ptr<const TokenTable> Table() const;
 
   std::string tokens_file_;
   mutable absl::Mutex mu_;

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "absl/strings/escaping.h"
+#include "core/store/store_export.h"
 #include "server/grpc_status.h"
+#include "server/stats_snapshot.h"
 
 namespace aotcache {
 
@@ -15,38 +17,7 @@ grpc::Status AdminServiceImpl::Stats(grpc::ServerContext* context,
       !allowed.ok()) {
     return allowed;
   }
-  CacheCounters c = cache_->counters();
-  response->set_hits(c.hits);
-  response->set_misses(c.misses);
-  response->set_bypasses(c.bypasses);
-  for (const auto& [reason, n] : c.bypass_reasons) {
-    (*response->mutable_bypass_reasons())[reason] = n;
-  }
-  response->set_saves(c.saves);
-  response->set_save_failures(c.save_failures);
-  response->set_backward_compiles(c.backward_compiles);
-  response->set_backward_hits(c.backward_hits);
-  response->set_bytes_stored(c.bytes_stored);
-  response->set_compile_seconds_saved(c.compile_seconds_saved);
-  response->set_corrupt_artifacts(c.corrupt_artifacts);
-  response->set_memoized_hits(c.memoized_hits);
-  response->set_store_write_problem(store_->WriteProblem());
-  response->set_remembered_failures(c.remembered_failures);
-  response->set_bypass_memo_hits(c.bypass_memo_hits);
-  response->set_store_recovery_damage(store_->recovery_damage());
-  response->set_misses_not_compiled(c.misses_not_compiled);
-  const RocksDbStore::CompressionCounters written = store_->compression();
-  response->set_artifact_bytes_written(written.artifact_bytes);
-  response->set_artifact_bytes_at_rest(written.stored_bytes);
-  const RocksDbStore::Usage usage = store_->usage();
-  response->set_store_bytes(usage.bytes);
-  response->set_store_entries(usage.entries);
-  response->set_max_size(janitor_->limits().max_bytes);
-  response->set_max_size_hard_limit(store_->hard_limit_bytes());
-  const EvictionCounters evicted = janitor_->counters();
-  response->set_evicted_entries(evicted.entries);
-  response->set_evicted_bytes(evicted.bytes);
-  response->set_eviction_sweeps(evicted.sweeps);
+  *response = StatsSnapshot(*cache_, *store_, *janitor_);
   return grpc::Status::OK;
 }
 
@@ -169,6 +140,61 @@ grpc::Status AdminServiceImpl::Evict(grpc::ServerContext* context,
   const RocksDbStore::Usage usage = store_->usage();
   response->set_store_bytes(usage.bytes);
   response->set_store_entries(usage.entries);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminServiceImpl::Export(
+    grpc::ServerContext* context, const v1::ExportRequest* request,
+    grpc::ServerWriter<v1::ExportChunk>* writer) {
+  clock_->Touch();
+  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "Export");
+      !allowed.ok()) {
+    return allowed;
+  }
+  constexpr size_t kChunkBytes = size_t{1} << 20;
+  v1::ExportChunk chunk;
+  auto flush = [&]() -> absl::Status {
+    if (chunk.data().empty()) return absl::OkStatus();
+    if (!writer->Write(chunk)) {
+      return absl::CancelledError("the client stopped reading the export");
+    }
+    chunk.clear_data();
+    return absl::OkStatus();
+  };
+  ExportWriter stream([&](absl::string_view bytes) -> absl::Status {
+    chunk.mutable_data()->append(bytes.data(), bytes.size());
+    return chunk.data().size() >= kChunkBytes ? flush() : absl::OkStatus();
+  });
+  absl::StatusOr<ExportCounts> exported =
+      ExportStore(*store_, request->key_prefix(), stream);
+  if (!exported.ok()) return ToGrpc(exported.status());
+  return ToGrpc(flush());
+}
+
+grpc::Status AdminServiceImpl::Import(
+    grpc::ServerContext* context, grpc::ServerReader<v1::ImportChunk>* reader,
+    v1::ImportResponse* response) {
+  clock_->Touch();
+  if (grpc::Status allowed = access_->Check(*context, Scope::kAdmin, "Import");
+      !allowed.ok()) {
+    return allowed;
+  }
+  StoreImporter importer(store_);
+  ExportReader stream(importer.Handlers());
+  v1::ImportChunk chunk;
+  absl::Status read;
+  while (read.ok() && reader->Read(&chunk)) read = stream.Feed(chunk.data());
+  if (read.ok()) read = stream.Finish();
+  if (!read.ok()) {
+    // Each entry before the bad record was written whole, with its
+    // artifacts; none after it.
+    return ToGrpc(absl::Status(
+        read.code(), absl::StrCat(read.message(), " (", importer.imported(),
+                                  " entries before it were imported)")));
+  }
+  response->set_entries(importer.imported());
+  response->set_present(importer.present());
+  response->set_artifacts(stream.artifacts());
   return grpc::Status::OK;
 }
 

@@ -1,6 +1,6 @@
 // AdminService: the gRPC adapter for inspection and maintenance (stats,
-// listing, entries, deletion, verification, eviction) over the store, its
-// janitor and the cache.
+// listing, entries, deletion, verification, eviction, export and import)
+// over the store, its janitor and the cache.
 // Every RPC needs the admin scope (access_control.h).
 // Thread-safety: thread-safe.
 #ifndef AOTCACHE_SERVER_ADMIN_SERVICE_H_
@@ -41,6 +41,12 @@ class AdminServiceImpl final : public v1::AdminService::Service {
   grpc::Status Evict(grpc::ServerContext* context,
                      const v1::EvictRequest* request,
                      v1::EvictResponse* response) override;
+  grpc::Status Export(grpc::ServerContext* context,
+                      const v1::ExportRequest* request,
+                      grpc::ServerWriter<v1::ExportChunk>* writer) override;
+  grpc::Status Import(grpc::ServerContext* context,
+                      grpc::ServerReader<v1::ImportChunk>* reader,
+                      v1::ImportResponse* response) override;
 
  private:
   Cache* cache_;

@@ -152,6 +152,7 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
   std::string digest = DigestOf(*request);
   if (std::optional<CompileResult> hit = cache_->HitByRequestDigest(
           digest, *by_reference ? HitBytes::kByReference : HitBytes::kInline)) {
+    metrics_->RecordCompile(*hit, caller.name);
     *response = EncodeResponse(*hit, *by_reference);
     reactor->Finish(grpc::Status::OK);
     return reactor;
@@ -185,6 +186,7 @@ grpc::ServerUnaryReactor* CompileServiceImpl::Compile(
       finish(ToGrpcFor(result.status(), caller, on_miss));
       return;
     }
+    metrics_->RecordCompile(*result, caller.name);
     *response = EncodeResponse(*result, by_reference);
     finish(grpc::Status::OK);
   });

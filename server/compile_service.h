@@ -22,6 +22,7 @@
 #include "server/access_control.h"
 #include "server/bytes_in_flight.h"
 #include "server/call_clock.h"
+#include "server/daemon_metrics.h"
 #include "server/worker_pool.h"
 
 namespace aotcache {
@@ -38,14 +39,16 @@ class CompileServiceImpl final
   CompileServiceImpl(Cache* cache, EntryStore* store, AccessControl* access,
                      CallClock* clock, WorkerPool* workers,
                      BytesInFlight* in_flight,
-                     std::chrono::milliseconds fetch_time_limit)
+                     std::chrono::milliseconds fetch_time_limit,
+                     DaemonMetrics* metrics)
       : cache_(cache),
         store_(store),
         access_(access),
         clock_(clock),
         workers_(workers),
         in_flight_(in_flight),
-        fetch_time_limit_(fetch_time_limit) {}
+        fetch_time_limit_(fetch_time_limit),
+        metrics_(metrics) {}
 
   grpc::ServerUnaryReactor* Compile(grpc::CallbackServerContext* context,
                                     const grpc::ByteBuffer* request,
@@ -76,6 +79,7 @@ class CompileServiceImpl final
   WorkerPool* workers_;
   BytesInFlight* in_flight_;
   const std::chrono::milliseconds fetch_time_limit_;
+  DaemonMetrics* metrics_;
 };
 
 }  // namespace aotcache

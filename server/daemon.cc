@@ -22,6 +22,7 @@
 #include "grpcpp/server_builder.h"
 #include "server/admin_service.h"
 #include "server/compile_service.h"
+#include "server/stats_snapshot.h"
 
 namespace aotcache {
 namespace {
@@ -84,6 +85,22 @@ absl::StatusOr<std::unique_ptr<AccessControl>> MakeAccessControl(
                       "and reuse them: give --tls_cert and --tls_key";
     }
     return AccessControl::FromTokensFile(options.tokens_file);
+  }
+  const bool http_off_loopback =
+      !options.http_listen.empty() && !IsLoopbackAddress(options.http_listen);
+  if (!options.tokens_file.empty() && http_off_loopback &&
+      options.tls.cert_file.empty()) {
+    LOG(WARNING) << "the token /metrics needs crosses the network to "
+                 << options.http_listen
+                 << " in clear text: give --tls_cert and --tls_key";
+  }
+  if (options.tokens_file.empty() && http_off_loopback &&
+      !options.insecure_allow_anonymous) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--http_listen=", options.http_listen,
+        " without a tokens file would show anyone who reaches it the "
+        "daemon's metrics: give --tokens_file (its admin scope reads "
+        "/metrics), or --insecure_allow_anonymous on a network you trust"));
   }
   if (tcp && !IsLoopbackAddress(options.listen) &&
       options.tls.client_ca_file.empty() && !options.insecure_allow_anonymous) {
@@ -182,9 +199,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   d->cache_ = std::make_unique<Cache>(d->store_.get(), backend, cache_options);
   d->workers_ = std::make_unique<WorkerPool>(kMaxCompileThreads);
   d->in_flight_ = std::make_unique<BytesInFlight>(options.max_bytes_in_flight);
+  d->metrics_ = std::make_unique<DaemonMetrics>();
   d->compile_service_ = std::make_unique<CompileServiceImpl>(
       d->cache_.get(), d->store_.get(), d->access_.get(), &d->call_clock_,
-      d->workers_.get(), d->in_flight_.get(), options.fetch_time_limit);
+      d->workers_.get(), d->in_flight_.get(), options.fetch_time_limit,
+      d->metrics_.get());
   SizeLimits limits;
   limits.max_bytes = options.max_size;
   limits.on_sweep = [](const absl::StatusOr<EvictionReport>& report) {
@@ -242,6 +261,11 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
                            grpc::InsecureServerCredentials());
   builder.RegisterService(d->compile_service_.get());
   builder.RegisterService(d->admin_service_.get());
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(d->metrics_->CallRecorderFactory(d->access_.get()));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   // The sockets are created the owner's alone (the --listen one may be in a
   // shared dir): no moment in which another user could connect.
   const mode_t umask_before = umask(0177);
@@ -253,12 +277,33 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
                      d->socket_path_, " (is the port in use?)"));
   }
   if (d->gate_ != nullptr) d->gate_->Start(d->server_.get());
+  if (!options.http_listen.empty()) {
+    Daemon* self = d.get();
+    HttpListenerOptions http;
+    http.listen = options.http_listen;
+    http.cert_file = options.tls.cert_file;
+    http.key_file = options.tls.key_file;
+    http.not_ready = [self] {
+      return self->draining_ ? std::string("draining: shutting down")
+                             : std::string();
+    };
+    http.authorize = [self](absl::string_view authorization) {
+      return self->access_->CheckAuthorization(authorization, Scope::kAdmin,
+                                               "GET /metrics");
+    };
+    http.metrics = [self] {
+      return self->metrics_->Render(
+          StatsSnapshot(*self->cache_, *self->store_, *self->janitor_));
+    };
+    AOTCACHE_ASSIGN_OR_RETURN(d->http_, HttpListener::Start(std::move(http)));
+  }
   return d;
 }
 
 void Daemon::Shutdown(std::chrono::milliseconds grace) {
   if (shut_down_) return;
   shut_down_ = true;
+  draining_ = true;  // /readyz: 503 from now on.
   // Calls still running at the deadline are cancelled, but a compile holds
   // its call until it returns: the compilers are killed then, so that the
   // daemon stops within the grace (systemd's and Kubernetes' kill follows).

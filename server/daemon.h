@@ -13,6 +13,7 @@
 #ifndef AOTCACHE_SERVER_DAEMON_H_
 #define AOTCACHE_SERVER_DAEMON_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -29,6 +30,8 @@
 #include "server/bytes_in_flight.h"
 #include "server/call_clock.h"
 #include "server/connection_gate.h"
+#include "server/daemon_metrics.h"
+#include "server/http_listener.h"
 #include "server/tls_credentials.h"
 #include "server/worker_pool.h"
 
@@ -84,6 +87,11 @@ struct DaemonOptions {
   // TLS on the TCP listener (gRPC's own listener then, not the connection
   // gate: gRPC 1.51 takes handed-over connections in plaintext only).
   TlsOptions tls;
+  // host:port of the HTTP endpoints (http_listener.h: /healthz, /readyz,
+  // /metrics); empty: none. HTTPS with tls's certificate. Off loopback it
+  // needs a tokens file (/metrics needs the admin scope) unless
+  // insecure_allow_anonymous.
+  std::string http_listen;
 };
 
 // Where the host compiler's private dirs are made for the daemon of
@@ -102,6 +110,8 @@ class Daemon {
   ~Daemon();
 
   int port() const { return port_; }  // 0 when not listening on TCP.
+  // The HTTP endpoints' port; 0 without http_listen.
+  int http_port() const { return http_ != nullptr ? http_->port() : 0; }
   const std::string& socket_path() const { return socket_path_; }
   // "native" or "reference".
   absl::string_view backend_name() const { return backend_name_; }
@@ -135,6 +145,7 @@ class Daemon {
   // Before the pool: its tasks give their bytes back when it drains.
   std::unique_ptr<BytesInFlight> in_flight_;
   std::unique_ptr<WorkerPool> workers_;
+  std::unique_ptr<DaemonMetrics> metrics_;  // Outlives the server.
   std::unique_ptr<grpc::Service> compile_service_;
   std::unique_ptr<grpc::Service> admin_service_;
   std::unique_ptr<grpc::Server> server_;
@@ -144,6 +155,9 @@ class Daemon {
   int port_ = 0;
   std::string socket_path_;
   bool shut_down_ = false;
+  std::atomic<bool> draining_{false};
+  // Last: stopped first, while everything it reads is still there.
+  std::unique_ptr<HttpListener> http_;
 };
 
 }  // namespace aotcache

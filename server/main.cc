@@ -41,6 +41,10 @@ ABSL_FLAG(std::string, compression, "zstd",
           "how artifacts are stored: zstd (when it makes them smaller) or "
           "none; either form is read");
 ABSL_FLAG(int32_t, compression_level, 3, "zstd's level, 1 to 19");
+ABSL_FLAG(std::string, http_listen, "",
+          "host:port of /healthz, /readyz and /metrics (Prometheus; the "
+          "admin scope with --tokens_file); HTTPS with --tls_cert; empty: "
+          "none");
 ABSL_FLAG(std::string, max_size, "",
           "the store's size (20G, 512MiB): past it the least recently used "
           "entries are evicted down to 90%; empty: unbounded");
@@ -106,6 +110,7 @@ int main(int argc, char** argv) {
   options.fetch_time_limit =
       std::chrono::seconds(absl::GetFlag(FLAGS_fetch_seconds));
   options.tokens_file = absl::GetFlag(FLAGS_tokens_file);
+  options.http_listen = absl::GetFlag(FLAGS_http_listen);
   options.insecure_allow_anonymous =
       absl::GetFlag(FLAGS_insecure_allow_anonymous);
   options.tls.cert_file = absl::GetFlag(FLAGS_tls_cert);
@@ -176,6 +181,13 @@ int main(int argc, char** argv) {
   } else {
     std::printf("aotcached listening on unix:%s\n",
                 (*daemon)->socket_path().c_str());
+  }
+  if ((*daemon)->http_port() != 0) {
+    std::printf(
+        "aotcached metrics on %s://%s:%d/metrics\n",
+        options.tls.cert_file.empty() ? "http" : "https",
+        options.http_listen.substr(0, options.http_listen.rfind(':')).c_str(),
+        (*daemon)->http_port());
   }
   LOG(INFO) << "backend: " << (*daemon)->backend_name();
   if (const std::string& damage = (*daemon)->store_recovery_damage();

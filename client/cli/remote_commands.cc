@@ -1,16 +1,23 @@
 #include "client/cli/remote_commands.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <functional>
 #include <memory>
 #include <ostream>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "aotcache/v1/service.grpc.pb.h"
 #include "client/cli/cli_json.h"
 #include "client/cli/compile_command.h"
@@ -20,6 +27,8 @@
 #include "core/key/target.h"
 #include "core/paths/byte_size.h"
 #include "core/paths/data_dir.h"
+#include "core/status_macros.h"
+#include "core/store/export_format.h"
 #include "google/protobuf/text_format.h"
 
 namespace aotcache {
@@ -32,6 +41,10 @@ struct Invocation {
   bool source = false;     // show: print the native kernels' source.
   std::string older_than;  // evict: an age (7d).
   std::string to_size;     // evict: a size (20G).
+  std::string to;          // export: the file to write.
+  std::string prefix;      // export: a key prefix in hex.
+  double interval = 2;     // top: seconds between lines.
+  int64_t count = -1;      // top: lines to print; negative: until killed.
   std::vector<std::string> positional;
 };
 
@@ -52,6 +65,17 @@ bool ParseArgs(const std::vector<std::string>& args, Invocation* inv) {
       inv->older_than = arg.substr(13);
     } else if (absl::StartsWith(arg, "--to-size=")) {
       inv->to_size = arg.substr(10);
+    } else if (absl::StartsWith(arg, "--to=")) {
+      inv->to = arg.substr(5);
+    } else if (absl::StartsWith(arg, "--prefix=")) {
+      inv->prefix = arg.substr(9);
+    } else if (absl::StartsWith(arg, "--interval=")) {
+      if (!absl::SimpleAtod(arg.substr(11), &inv->interval) ||
+          !(inv->interval > 0)) {
+        return false;
+      }
+    } else if (absl::StartsWith(arg, "--count=")) {
+      if (!absl::SimpleAtoi(arg.substr(8), &inv->count)) return false;
     } else if (absl::StartsWith(arg, "-")) {
       return false;
     } else {
@@ -91,6 +115,53 @@ std::string SetFields(const google::protobuf::Message& message) {
 
 std::string Short(const std::string& digest) {
   return digest.empty() ? "-" : digest.substr(0, 12);
+}
+
+// Progress on a terminal (stderr), redrawn at most ten times a second;
+// nothing when stderr is not one.
+class Progress {
+ public:
+  Progress(std::ostream& err, const char* verb)
+      : err_(err), verb_(verb), shown_(isatty(STDERR_FILENO) != 0) {}
+  // `entries` negative: not known; `total` positive: a bar.
+  void Show(int64_t bytes, int64_t entries, int64_t total = 0) {
+    if (!shown_ || absl::Now() - last_ < absl::Milliseconds(100)) return;
+    last_ = absl::Now();
+    err_ << "\r" << verb_ << " " << FormatByteSize(bytes);
+    if (total > 0) {
+      const int filled = static_cast<int>(30 * bytes / total);
+      err_ << " of " << FormatByteSize(total) << " ["
+           << std::string(filled, '#') << std::string(30 - filled, ' ') << "]";
+    }
+    if (entries >= 0) err_ << ", " << entries << " entries";
+    err_ << "   " << std::flush;
+  }
+  void Done() {
+    if (shown_ && last_ != absl::InfinitePast()) err_ << "\n";
+  }
+
+ private:
+  std::ostream& err_;
+  const char* verb_;
+  const bool shown_;
+  absl::Time last_ = absl::InfinitePast();
+};
+
+// Calls `take` with `path`'s bytes in chunks of 1 MiB, in order.
+absl::Status ReadFileInChunks(
+    const std::string& path,
+    const std::function<absl::Status(absl::string_view)>& take) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::string buffer(size_t{1} << 20, '\0');
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    const auto n = static_cast<size_t>(in.gcount());
+    if (n == 0) break;
+    AOTCACHE_RETURN_IF_ERROR(take(absl::string_view(buffer.data(), n)));
+  }
+  if (in.bad()) return absl::UnavailableError(absl::StrCat("reading ", path));
+  return absl::OkStatus();
 }
 
 class Remote {
@@ -412,6 +483,160 @@ class Remote {
     return 0;
   }
 
+  int Export(const Invocation& inv) {
+    std::string prefix;
+    if (inv.prefix.size() % 2 != 0 || inv.prefix.size() > 64 ||
+        !absl::c_all_of(inv.prefix, [](char c) {
+          return absl::ascii_isxdigit(static_cast<unsigned char>(c));
+        })) {
+      err_ << "aotcache: --prefix='" << inv.prefix
+           << "' is not a key prefix (an even number of hex digits)\n";
+      return 2;
+    }
+    prefix = absl::HexStringToBytes(inv.prefix);
+    const std::string temp = inv.to + ".partial";
+    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      err_ << "aotcache: cannot write " << temp << "\n";
+      return 1;
+    }
+    // Checked as it arrives, as an import will check it.
+    ExportReader check(
+        {[](const std::string&, std::string) { return absl::OkStatus(); },
+         [](v1::CacheEntry) { return absl::OkStatus(); }});
+    Progress progress(err_, "exported");
+    v1::ExportRequest request;
+    request.set_key_prefix(prefix);
+    auto context = Context(24 * 3600);
+    auto reader = admin_->Export(context.get(), request);
+    v1::ExportChunk chunk;
+    absl::Status checked;
+    while (checked.ok() && reader->Read(&chunk)) {
+      file.write(chunk.data().data(),
+                 static_cast<std::streamsize>(chunk.data().size()));
+      checked = check.Feed(chunk.data());
+      progress.Show(check.bytes_read(), check.entries());
+    }
+    grpc::Status status = reader->Finish();
+    progress.Done();
+    if (checked.ok() && status.ok()) checked = check.Finish();
+    file.close();
+    if (!status.ok() || !checked.ok() || !file) {
+      std::remove(temp.c_str());
+      if (!status.ok()) return Fail(status);
+      err_ << "aotcache: "
+           << (checked.ok() ? "cannot write " + temp
+                            : std::string(checked.message()))
+           << "\n";
+      return 1;
+    }
+    if (std::rename(temp.c_str(), inv.to.c_str()) != 0) {
+      err_ << "aotcache: cannot rename " << temp << " to " << inv.to << "\n";
+      return 1;
+    }
+    out_ << "exported " << check.entries() << " entries, " << check.artifacts()
+         << " artifacts (" << FormatByteSize(check.bytes_read()) << ") to "
+         << inv.to << "\n";
+    return 0;
+  }
+
+  int Import(const std::string& path) {
+    // The whole file is checked first: a damaged one sends nothing.
+    int64_t size = 0;
+    {
+      ExportReader check(
+          {[](const std::string&, std::string) { return absl::OkStatus(); },
+           [](v1::CacheEntry) { return absl::OkStatus(); }});
+      absl::Status checked = ReadFileInChunks(
+          path, [&](absl::string_view data) { return check.Feed(data); });
+      if (checked.ok()) checked = check.Finish();
+      if (!checked.ok()) {
+        err_ << "aotcache: " << path << ": " << checked.message()
+             << "; nothing imported\n";
+        return 1;
+      }
+      size = check.bytes_read();
+    }
+    Progress progress(err_, "imported");
+    v1::ImportResponse response;
+    auto context = Context(24 * 3600);
+    auto writer = admin_->Import(context.get(), &response);
+    int64_t sent = 0;
+    absl::Status read = ReadFileInChunks(path, [&](absl::string_view data) {
+      v1::ImportChunk chunk;
+      chunk.set_data(std::string(data));
+      if (!writer->Write(chunk)) {
+        return absl::UnavailableError("the daemon stopped reading");
+      }
+      sent += static_cast<int64_t>(data.size());
+      progress.Show(sent, -1, size);
+      return absl::OkStatus();
+    });
+    writer->WritesDone();
+    grpc::Status status = writer->Finish();
+    progress.Done();
+    if (!status.ok()) return Fail(status);
+    if (!read.ok()) {
+      err_ << "aotcache: " << read.message() << "\n";
+      return 1;
+    }
+    out_ << "imported " << response.entries() << " entries ("
+         << response.present() << " held already), " << response.artifacts()
+         << " artifacts from " << path << "\n";
+    return 0;
+  }
+
+  // One line per interval: the rates over it and the store's size; the
+  // first line counts since the daemon started.
+  int Top(const Invocation& inv) {
+    v1::StatsResponse before;
+    absl::Time before_time = absl::InfinitePast();
+    for (int64_t line = 0; inv.count < 0 || line < inv.count; ++line) {
+      if (line > 0) absl::SleepFor(absl::Seconds(inv.interval));
+      v1::StatsResponse now;
+      grpc::Status status =
+          admin_->Stats(Context(10).get(), v1::StatsRequest(), &now);
+      if (!status.ok()) return Fail(status);
+      const absl::Time now_time = absl::Now();
+      if (line % 20 == 0) {
+        out_ << absl::StrFormat("%-10s %9s %9s %9s %7s %8s %10s %10s\n", "time",
+                                "hits", "misses", "bypasses", "hit %",
+                                "refused", "entries", "size");
+      }
+      const double seconds =
+          line == 0 ? 0 : absl::ToDoubleSeconds(now_time - before_time);
+      const auto delta = [&](int64_t v1, int64_t v0) {
+        return line == 0 ? static_cast<double>(v1)
+                         : static_cast<double>(v1 - v0) / seconds;
+      };
+      const double hits = delta(now.hits(), before.hits());
+      const double misses = delta(now.misses(), before.misses());
+      const double bypasses = delta(now.bypasses(), before.bypasses());
+      const double all = hits + misses + bypasses;
+      out_ << absl::StrFormat(
+                  "%-10s %9s %9s %9s %7s %8s %10d %10s\n",
+                  line == 0 ? "total"
+                            : absl::FormatTime("%H:%M:%S", now_time,
+                                               absl::LocalTimeZone()),
+                  Rate(hits, line), Rate(misses, line), Rate(bypasses, line),
+                  all > 0 ? absl::StrFormat("%.1f", 100 * hits / all) : "-",
+                  Rate(delta(now.misses_not_compiled(),
+                             before.misses_not_compiled()),
+                       line),
+                  now.store_entries(), FormatByteSize(now.store_bytes()))
+           << std::flush;
+      before = now;
+      before_time = now_time;
+    }
+    return 0;
+  }
+
+  // A count (the first line) or a rate per second.
+  static std::string Rate(double value, int64_t line) {
+    return line == 0 ? absl::StrFormat("%.0f", value)
+                     : absl::StrFormat("%.1f/s", value);
+  }
+
   int Verify(const Invocation& inv) {
     v1::VerifyResponse response;
     grpc::Status status =
@@ -459,25 +684,32 @@ const char kRemoteCommandsUsage[] =
     "       aotcache show [--server TARGET] [--json | --source] KEY\n"
     "       aotcache rm [--server TARGET] KEY\n"
     "       aotcache evict [--server TARGET] [--json] [--older-than=AGE] "
-    "[--to-size=SIZE]\n";
+    "[--to-size=SIZE]\n"
+    "       aotcache export [--server TARGET] --to=FILE [--prefix=HEX]\n"
+    "       aotcache import [--server TARGET] FILE\n"
+    "       aotcache top [--server TARGET] [--interval=SECONDS] [--count=N]\n";
 
 bool IsRemoteCommand(const std::string& command) {
   return command == "compile" || command == "stats" || command == "ls" ||
          command == "show" || command == "rm" || command == "verify" ||
-         command == "evict";
+         command == "evict" || command == "export" || command == "import" ||
+         command == "top";
 }
 
 int RunRemoteCommand(const std::string& command,
                      const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err) {
   Invocation inv;
-  bool takes_one = command == "compile" || command == "show" || command == "rm";
+  bool takes_one = command == "compile" || command == "show" ||
+                   command == "rm" || command == "import";
   if (!ParseArgs(args, &inv) ||
       inv.positional.size() != (takes_one ? 1u : 0u) ||
       (inv.backward && command != "compile") ||
       (inv.source && command != "show") ||
       ((!inv.older_than.empty() || !inv.to_size.empty()) !=
-       (command == "evict"))) {
+       (command == "evict")) ||
+      (inv.to.empty() != (command != "export")) ||
+      (!inv.prefix.empty() && command != "export")) {
     err << "usage:\n" << kRemoteCommandsUsage;
     return 2;
   }
@@ -503,6 +735,9 @@ int RunRemoteCommand(const std::string& command,
   if (command == "show") return remote.Show(inv, key);
   if (command == "rm") return remote.Delete(key);
   if (command == "evict") return remote.Evict(inv);
+  if (command == "export") return remote.Export(inv);
+  if (command == "import") return remote.Import(inv.positional[0]);
+  if (command == "top") return remote.Top(inv);
   return remote.Verify(inv);
 }
 

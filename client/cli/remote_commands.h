@@ -1,5 +1,6 @@
 // The admin commands that talk to a daemon: `stats`, `ls`, `show KEY`,
-// `rm KEY`, `verify`, `evict`, and `compile` when not --local. Each takes
+// `rm KEY`, `verify`, `evict`, `export`, `import FILE`, and `compile` when
+// not --local. Each takes
 // `--server TARGET` (else $AOTCACHE_SERVER, else the unix socket in the
 // default data dir) and `--json`.
 // Thread-safety: call from one thread.

@@ -131,6 +131,22 @@ TEST_F(RemoteCommandsTest, EvictByAgeAndBySize) {
   EXPECT_THAT(out_.str(), HasSubstr("evicted               1 entries"));
 }
 
+TEST_F(RemoteCommandsTest, TopShowsTheHitRate) {
+  std::string graph = testing::FixturePath("../../examples/mlp.json");
+  ASSERT_EQ(Run("compile", {graph}), 0) << err_.str();  // A miss.
+  ASSERT_EQ(Run("compile", {graph}), 0) << err_.str();  // A hit.
+  ASSERT_EQ(Run("top", {"--count=2", "--interval=0.05"}), 0) << err_.str();
+  const std::vector<std::string> lines =
+      absl::StrSplit(out_.str(), '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << out_.str();
+  EXPECT_THAT(lines[0], HasSubstr("hit %"));
+  // Since the start: one hit, one miss; then nothing more per second.
+  EXPECT_THAT(lines[1],
+              ::testing::MatchesRegex("total +1 +1 +0 +50\\.0 +0 +1 .*"));
+  EXPECT_THAT(lines[2], HasSubstr("0.0/s"));
+  EXPECT_EQ(Run("top", {"--interval=0"}), 2);
+}
+
 // Runs the aotcache binary with `args`; its output, and its exit status in
 // `status`.
 std::string RunBinary(const std::string& args, int* status) {

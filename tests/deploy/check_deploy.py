@@ -1,12 +1,16 @@
 """Checks what can be checked here of deploy/: the systemd unit with
 systemd-analyze verify (any complaint fails; skipped where systemd-analyze is
 absent), and the Kubernetes manifests' structure (no cluster here for kubectl
-to validate against): a Service and a StatefulSet that agree on the port,
-gRPC health probes, a persistent volume on the data dir the args name.
+to validate against): a Service and a StatefulSet that agree on the ports,
+HTTP probes on the daemon's /readyz and /healthz, a persistent volume on the
+data dir the args name, a bounded store; the Prometheus scrape config and
+the Grafana dashboard, whose every metric is one the daemon exports.
 
 usage: check_deploy.py AOTCACHED_BINARY
 """
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -34,7 +38,8 @@ def check_systemd(binary):
     assert r.returncode == 0 and not complaints, complaints
     for key in ("DynamicUser=yes", "StateDirectory=aotcache",
                 "ProtectSystem=strict", "--data_dir=/var/lib/aotcache",
-                "--tokens_file=", "--tls_cert=", "--tls_key=", "ExecReload="):
+                "--tokens_file=", "--tls_cert=", "--tls_key=", "ExecReload=",
+                "--http_listen=0.0.0.0:9090", "--max_size="):
         assert key in unit, key
     print("systemd unit verified")
 
@@ -46,10 +51,14 @@ def check_kubernetes():
     assert sts["spec"]["replicas"] == 1, "the store has one writer"
     pod = sts["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    port = container["ports"][0]
-    assert service["spec"]["ports"][0]["targetPort"] == port["name"]
-    for probe in ("readinessProbe", "livenessProbe"):
-        assert container[probe]["tcpSocket"]["port"] == port["name"], probe
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert {p["targetPort"] for p in service["spec"]["ports"]} == set(ports)
+    assert f"--listen=0.0.0.0:{ports['grpc']}" in container["args"]
+    assert f"--http_listen=0.0.0.0:{ports['http']}" in container["args"]
+    assert any(a.startswith("--max_size=") for a in container["args"])
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        get = container[probe]["httpGet"]
+        assert (get["path"], get["port"], get["scheme"]) == (path, "http", "HTTPS"), probe
     mount = container["volumeMounts"][0]
     # TLS and tokens, from the Secret mounted where the args look.
     credentials = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}["credentials"]
@@ -68,9 +77,29 @@ def check_kubernetes():
         dockerfile = f.read()
     assert f"USER {security['runAsUser']}" in dockerfile, "numeric USER"
     assert "--tokens_file=" in dockerfile and "--tls_cert=" in dockerfile
+    assert f"EXPOSE {ports['grpc']} {ports['http']}" in dockerfile
     print("kubernetes manifests consistent")
+
+
+def check_monitoring():
+    with open(os.path.join(ROOT, "server/daemon_metrics.cc")) as f:
+        exported = set(re.findall(r'"(aotcache_[a-z_]+)"', f.read()))
+    with open(os.path.join(ROOT, "deploy/grafana/aotcached-dashboard.json")) as f:
+        dashboard = json.load(f)
+    used = set()
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            used |= set(re.findall(r"aotcache_[a-z_]+", target["expr"]))
+    used = {re.sub(r"_(bucket|count|sum)$", "", name) for name in used}
+    assert used and used <= exported, sorted(used - exported)
+    with open(os.path.join(ROOT, "deploy/prometheus/scrape.yaml")) as f:
+        (job,) = yaml.safe_load(f)["scrape_configs"]
+    assert job["scheme"] == "https" and job["metrics_path"] == "/metrics"
+    assert job["authorization"]["credentials_file"], "an admin token"
+    print(f"dashboard uses {len(used)} exported metrics; scrape config sound")
 
 
 if __name__ == "__main__":
     check_systemd(os.path.abspath(sys.argv[1]))
     check_kubernetes()
+    check_monitoring()

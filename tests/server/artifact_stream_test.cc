@@ -42,7 +42,7 @@ class ArtifactStreamTest : public ::testing::Test {
     cache_ = std::make_unique<Cache>(store_.get(), &backend_, CacheOptions());
     service_ = std::make_unique<CompileServiceImpl>(
         cache_.get(), store_.get(), &access_, &clock_, &workers_, &in_flight_,
-        std::chrono::minutes(1));
+        std::chrono::minutes(1), &metrics_);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
@@ -89,6 +89,7 @@ class ArtifactStreamTest : public ::testing::Test {
   std::unique_ptr<Cache> cache_;
   AccessControl access_;  // Everyone may do anything.
   CallClock clock_;
+  DaemonMetrics metrics_;
   BytesInFlight in_flight_{int64_t{8} << 20};
   WorkerPool workers_{2};
   std::unique_ptr<CompileServiceImpl> service_;

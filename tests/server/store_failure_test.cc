@@ -79,13 +79,15 @@ class StoreFailureTest : public ::testing::Test {
   CallClock clock_;
   BytesInFlight in_flight_{int64_t{64} << 20};
   WorkerPool workers_{4};
+  DaemonMetrics metrics_;
   CompileServiceImpl service_{&cache_,
                               &store_,
                               &access_,
                               &clock_,
                               &workers_,
                               &in_flight_,
-                              std::chrono::minutes(2)};
+                              std::chrono::minutes(2),
+                              &metrics_};
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::CompileService::Stub> stub_;
 };
