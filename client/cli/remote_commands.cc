@@ -147,6 +147,12 @@ class Progress {
   absl::Time last_ = absl::InfinitePast();
 };
 
+// Handlers that take every record an ExportReader checked and keep none.
+ExportReader::Handlers CheckOnly() {
+  return {[](const std::string&, std::string) { return absl::OkStatus(); },
+          [](v1::CacheEntry) { return absl::OkStatus(); }};
+}
+
 // Calls `take` with `path`'s bytes in chunks of 1 MiB, in order.
 absl::Status ReadFileInChunks(
     const std::string& path,
@@ -501,9 +507,7 @@ class Remote {
       return 1;
     }
     // Checked as it arrives, as an import will check it.
-    ExportReader check(
-        {[](const std::string&, std::string) { return absl::OkStatus(); },
-         [](v1::CacheEntry) { return absl::OkStatus(); }});
+    ExportReader check(CheckOnly());
     Progress progress(err_, "exported");
     v1::ExportRequest request;
     request.set_key_prefix(prefix);
@@ -544,9 +548,7 @@ class Remote {
     // The whole file is checked first: a damaged one sends nothing.
     int64_t size = 0;
     {
-      ExportReader check(
-          {[](const std::string&, std::string) { return absl::OkStatus(); },
-           [](v1::CacheEntry) { return absl::OkStatus(); }});
+      ExportReader check(CheckOnly());
       absl::Status checked = ReadFileInChunks(
           path, [&](absl::string_view data) { return check.Feed(data); });
       if (checked.ok()) checked = check.Finish();
