@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "core/status_macros.h"
 
 namespace aotcache {
@@ -21,13 +22,24 @@ class Run {
   explicit Run(RocksDbStore& store)
       : store_(store), bytes_before_(store.usage().bytes) {}
 
-  // Deletes `key` unless used since `since`.
+  // Deletes `key` unless used since `since`; during a write stall, tries
+  // again after a pause (outside any lock) for up to about a second.
   absl::Status Take(absl::string_view key, int64_t since) {
-    absl::Duration held;
-    absl::StatusOr<bool> deleted = store_.EvictIfIdle(key, since, &held);
-    report_.longest_lock = std::max(report_.longest_lock, held);
-    AOTCACHE_RETURN_IF_ERROR(deleted.status());
-    ++(*deleted ? report_.entries : report_.spared);
+    using Eviction = RocksDbStore::Eviction;
+    absl::StatusOr<Eviction> outcome = Eviction::kBusy;
+    for (int attempt = 0; attempt < 100 && *outcome == Eviction::kBusy;
+         ++attempt) {
+      if (attempt > 0) absl::SleepFor(absl::Milliseconds(10));
+      absl::Duration held;
+      outcome = store_.EvictIfIdle(key, since, &held);
+      report_.longest_lock = std::max(report_.longest_lock, held);
+      AOTCACHE_RETURN_IF_ERROR(outcome.status());
+    }
+    if (*outcome == Eviction::kBusy) {
+      return absl::UnavailableError(
+          "the store's writes stayed stalled for a second: eviction stopped");
+    }
+    ++(*outcome == Eviction::kEvicted ? report_.entries : report_.spared);
     return absl::OkStatus();
   }
 

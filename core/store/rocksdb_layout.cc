@@ -63,7 +63,8 @@ DbOptions(const StoreOptions& options) {
       {kArtifacts, artifacts_cf},
       {kRefcounts, refcount_cf},
       {kAccess, access_cf},
-      {kMeta, meta_cf}};
+      {kMeta, meta_cf},
+      {kArtifactSizes, cf}};
   return {db_options, families};
 }
 

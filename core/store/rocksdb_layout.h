@@ -25,6 +25,7 @@ inline constexpr char kArtifacts[] = "artifacts";
 inline constexpr char kRefcounts[] = "refcounts";
 inline constexpr char kAccess[] = "access";
 inline constexpr char kMeta[] = "meta";
+inline constexpr char kArtifactSizes[] = "artifact_sizes";
 inline constexpr char kSchemaKey[] = "schema_version";
 inline constexpr char kUsageBytesKey[] = "usage_bytes";
 inline constexpr char kUsageEntriesKey[] = "usage_entries";

@@ -11,7 +11,8 @@ absl::Status FromRocksDb(const rocksdb::Status& s, absl::string_view context) {
   if (s.IsCorruption()) return absl::DataLossError(message);
   if (s.IsNoSpace() || s.IsMemoryLimit())
     return absl::ResourceExhaustedError(message);
-  if (s.IsBusy() || s.IsTimedOut() || s.IsTryAgain() || s.IsIOError()) {
+  if (s.IsBusy() || s.IsTimedOut() || s.IsTryAgain() || s.IsIOError() ||
+      s.IsIncomplete()) {
     return absl::UnavailableError(message);
   }
   if (s.IsInvalidArgument() || s.IsNotSupported()) {

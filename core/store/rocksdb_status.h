@@ -11,7 +11,8 @@
 namespace aotcache {
 
 // NotFound stays NotFound; corruption is DataLoss; disk full is
-// ResourceExhausted; busy, timed out or try-again is Unavailable; I/O
+// ResourceExhausted; busy, timed out, try-again or incomplete (a write
+// that would have waited, WriteOptions::no_slowdown) is Unavailable; I/O
 // errors are Unavailable (retryable: the disk may come back); anything else
 // is Internal. Messages read "context: rocksdb's message".
 absl::Status FromRocksDb(const rocksdb::Status& status,

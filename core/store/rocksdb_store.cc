@@ -82,7 +82,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
                                  kArtifacts,
                                  kRefcounts,
                                  kAccess,
-                                 kMeta};
+                                 kMeta,
+                                 kArtifactSizes};
   for (const std::string& name : existing) {
     if (!known.count(name)) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -143,6 +144,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   store->refcounts_ = store->handles_[3];
   store->access_ = store->handles_[4];
   store->meta_ = store->handles_[5];
+  store->artifact_sizes_ = store->handles_[6];
 
   std::string version;
   st = db->Get(rocksdb::ReadOptions(), store->meta_, kSchemaKey, &version);
@@ -340,6 +342,8 @@ absl::Status RocksDbStore::Put(
           static_cast<int64_t>(given->second.size());
       written_bytes.stored_bytes += static_cast<int64_t>(stored.size());
       grows.bytes += StoredSize(d, stored);
+      batch.Put(artifact_sizes_, d,
+                EncodeCount(static_cast<int64_t>(stored.size())));
       batch.Put(artifacts_, d, stored);
       written.insert(d);
     } else if (!stored_before) {
@@ -368,49 +372,76 @@ absl::Status RocksDbStore::Put(
 absl::Status RocksDbStore::Delete(absl::string_view key) {
   absl::MutexLock key_lock(&KeyLock(key));
   AOTCACHE_ASSIGN_OR_RETURN(std::string value, ReadRawEntry(key));
-  return DeleteLocked(key, value);
+  return DeleteLocked(key, value, WriteOptions());
 }
 
 absl::Status RocksDbStore::DeleteLocked(absl::string_view key,
-                                        const std::string& value) {
-  std::vector<std::string> digests;
+                                        const std::string& value,
+                                        const rocksdb::WriteOptions& options) {
+  std::map<std::string, int64_t> released;  // Digest: references dropped.
   v1::CacheEntry entry;
   if (entry.ParseFromString(value) && entry.key() == key) {
-    digests = Digests(entry);
+    for (const std::string& d : Digests(entry)) ++released[d];
   }
+  std::vector<std::string> digests;
+  for (const auto& [d, n] : released) digests.push_back(d);
   DigestLocks digest_locks(this, digests);
-  {
-    absl::MutexLock lock(&hits_mu_);
-    pending_hits_.erase(key);
-  }
   rocksdb::WriteBatch batch;
   batch.Delete(entries_, ToSlice(key));
   batch.Delete(access_, ToSlice(key));
-  for (const std::string& d : digests)
-    batch.Merge(refcounts_, d, EncodeCount(-1));
-  AOTCACHE_RETURN_IF_ERROR(Write(WriteOptions(), batch, "deleting an entry",
-                                 {-StoredSize(key, value), -1}));
-  return Sweep(digests);
+  Usage grows{-StoredSize(key, value), -1};
+  // An artifact whose last references these are goes in the same write.
+  for (const auto& [d, n] : released) {
+    AOTCACHE_ASSIGN_OR_RETURN(int64_t count, ReferenceCount(d));
+    if (count > n) {
+      batch.Merge(refcounts_, d, EncodeCount(-n));
+      continue;
+    }
+    AOTCACHE_ASSIGN_OR_RETURN(int64_t size, ArtifactSize(d));
+    grows.bytes -= size;
+    batch.Delete(artifacts_, d);
+    batch.Delete(artifact_sizes_, d);
+    batch.Delete(refcounts_, d);
+  }
+  AOTCACHE_RETURN_IF_ERROR(Write(options, batch, "deleting an entry", grows));
+  absl::MutexLock lock(&hits_mu_);
+  pending_hits_.erase(key);
+  return absl::OkStatus();
 }
 
 absl::Status RocksDbStore::Sweep(const std::vector<std::string>& digests) {
   for (const std::string& d : digests) {
     AOTCACHE_ASSIGN_OR_RETURN(int64_t count, ReferenceCount(d));
     if (count > 0) continue;
-    rocksdb::PinnableSlice stored;
-    rocksdb::Status st =
-        db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(d), &stored);
-    if (!st.IsNotFound()) {
-      AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading an artifact's size"));
-    }
-    const int64_t size = st.ok() ? StoredSize(d, ToView(stored)) : 0;
+    AOTCACHE_ASSIGN_OR_RETURN(int64_t size, ArtifactSize(d));
     rocksdb::WriteBatch batch;
     batch.Delete(artifacts_, d);
+    batch.Delete(artifact_sizes_, d);
     batch.Delete(refcounts_, d);
     AOTCACHE_RETURN_IF_ERROR(
         Write(WriteOptions(), batch, "deleting an artifact", {-size, 0}));
   }
   return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::MendArtifactSize(const std::string& digest) {
+  // Under the digest's lock, as it is now: a put or sweep since the
+  // snapshot is not undone.
+  DigestLocks lock(this, {digest});
+  rocksdb::PinnableSlice artifact;
+  rocksdb::Status st =
+      db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(digest), &artifact);
+  if (!st.ok() && !st.IsNotFound()) {
+    return FromRocksDb(st, "reading an artifact");
+  }
+  rocksdb::WriteBatch batch;
+  if (st.ok()) {
+    batch.Put(artifact_sizes_, ToSlice(digest),
+              EncodeCount(static_cast<int64_t>(artifact.size())));
+  } else {
+    batch.Delete(artifact_sizes_, ToSlice(digest));
+  }
+  return Write(WriteOptions(), batch, "mending an artifact's size record");
 }
 
 absl::StatusOr<int64_t> RocksDbStore::ReferenceCount(
@@ -424,9 +455,22 @@ absl::StatusOr<int64_t> RocksDbStore::ReferenceCount(
 }
 
 bool RocksDbStore::HasArtifact(absl::string_view digest) const {
-  std::string value;
-  return db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(digest), &value)
+  // Its size, written and deleted with it: a small value, where the
+  // artifact's own may be a blob file's to read.
+  rocksdb::PinnableSlice size;
+  return db_
+      ->Get(rocksdb::ReadOptions(), artifact_sizes_, ToSlice(digest), &size)
       .ok();
+}
+
+absl::StatusOr<int64_t> RocksDbStore::ArtifactSize(
+    absl::string_view digest) const {
+  std::string value;
+  rocksdb::Status st = db_->Get(rocksdb::ReadOptions(), artifact_sizes_,
+                                ToSlice(digest), &value);
+  if (st.IsNotFound()) return 0;
+  AOTCACHE_RETURN_IF_ERROR(FromRocksDb(st, "reading an artifact's size"));
+  return StoredSize(digest, "") + DecodeCount(value);
 }
 
 absl::StatusOr<std::string> RocksDbStore::GetArtifact(
@@ -445,15 +489,12 @@ absl::StatusOr<std::string> RocksDbStore::GetArtifact(
     // Never served: dropped, so the caller recompiles and stores it again.
     // Read again under the lock: a concurrent reader may have dropped it.
     DigestLocks lock(this, {std::string(digest)});
-    std::string again;
-    rocksdb::Status there =
-        db_->Get(rocksdb::ReadOptions(), artifacts_, ToSlice(digest), &again);
-    if (!there.IsNotFound()) {
-      // An unreadable one's size is not known: Verify's recount mends it.
+    absl::StatusOr<int64_t> size = ArtifactSize(digest);
+    if (size.ok() && *size > 0) {
       rocksdb::WriteBatch drop;
       drop.Delete(artifacts_, ToSlice(digest));
-      Write(WriteOptions(), drop, "dropping a bad artifact",
-            {there.ok() ? -StoredSize(digest, again) : 0, 0})
+      drop.Delete(artifact_sizes_, ToSlice(digest));
+      Write(WriteOptions(), drop, "dropping a bad artifact", {-*size, 0})
           .IgnoreError();
     }
     return absl::DataLossError(absl::StrCat(

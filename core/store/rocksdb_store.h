@@ -12,6 +12,10 @@
 //                                           access micros, by merge
 //   meta       "schema_version"          -> decimal string
 //              "usage_bytes", "usage_entries" -> int64 LE, by merge
+//   artifact_sizes  digest               -> int64 LE: the artifact's size at
+//                                           rest, written and deleted with it
+//                                           (what HasArtifact and sweeps read,
+//                                           not the artifact's blob)
 // Every write that adds or removes an entry or an artifact merges the change
 // of the store's size into meta in the same WriteBatch, so the size is read
 // in constant time and never disagrees with what a crash left (Verify
@@ -47,6 +51,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -155,12 +160,14 @@ class RocksDbStore final : public EntryStore {
   int64_t NowMicros() const { return options_.now_micros(); }
 
   // Deletes the entry of `key` (as Delete) unless it was used at or after
-  // `used_since_micros`; true if it was deleted. An access record with no
-  // entry (the entry was deleted as it was hit) is removed. `lock_held` is
-  // set to how long the key's lock was held.
-  absl::StatusOr<bool> EvictIfIdle(absl::string_view key,
-                                   int64_t used_since_micros,
-                                   absl::Duration* lock_held);
+  // `used_since_micros`. An access record with no entry (the entry was
+  // deleted as it was hit) is removed. The delete does not wait out a
+  // RocksDB write stall under the key's lock: it answers kBusy instead (try
+  // again later). `lock_held` is set to how long the key's lock was held.
+  enum class Eviction { kEvicted, kSpared, kBusy };
+  absl::StatusOr<Eviction> EvictIfIdle(absl::string_view key,
+                                       int64_t used_since_micros,
+                                       absl::Duration* lock_held);
 
   // The bytes of an artifact, checked against the digest. DataLoss when
   // they do not match (the bad bytes are dropped: the caller recompiles),
@@ -168,6 +175,8 @@ class RocksDbStore final : public EntryStore {
   absl::StatusOr<std::string> GetArtifact(absl::string_view digest) override;
   bool HasArtifact(absl::string_view digest) const override;
   absl::StatusOr<int64_t> ReferenceCount(absl::string_view digest) const;
+  // What an artifact counts for in usage() (StoredSize); 0 when absent.
+  absl::StatusOr<int64_t> ArtifactSize(absl::string_view digest) const;
 
   // Kept in memory and written in batches (every second, or every
   // kMaxPendingHits keys, and on close), unlogged whatever the durability:
@@ -239,13 +248,19 @@ class RocksDbStore final : public EntryStore {
 
   // The entry under `key` as stored; NotFound when absent.
   absl::StatusOr<std::string> ReadRawEntry(absl::string_view key) const;
-  // Delete's work, the key's lock held; `value` is the entry as stored.
-  absl::Status DeleteLocked(absl::string_view key, const std::string& value);
+  // Delete's work, the key's lock held; `value` is the entry as stored. The
+  // entry and the artifacts it held the last references to go in one write.
+  absl::Status DeleteLocked(absl::string_view key, const std::string& value,
+                            const rocksdb::WriteOptions& options);
 
   // Counts every entry and artifact as of now and corrects the size kept by
-  // the difference (returned), and gives entries without an access record
-  // one (their creation time). Safe while the store is in use.
+  // the difference (returned), gives entries without an access record one
+  // (their creation time) and artifacts their size record. Safe while the
+  // store is in use.
   absl::StatusOr<Usage> RecountUsage();
+  // Writes `digest`'s size record as its artifact is now (deletes it when
+  // the artifact is gone).
+  absl::Status MendArtifactSize(const std::string& digest);
   // The size as last written, into usage_bytes_ / usage_entries_.
   absl::Status LoadUsage();
 
@@ -301,6 +316,7 @@ class RocksDbStore final : public EntryStore {
   rocksdb::ColumnFamilyHandle* refcounts_ = nullptr;
   rocksdb::ColumnFamilyHandle* access_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+  rocksdb::ColumnFamilyHandle* artifact_sizes_ = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // All, for cleanup.
 };
 

@@ -1,6 +1,8 @@
 // RocksDbStore's size and eviction: the size kept in meta, its recount, the
 // access records an eviction reads, and the delete it makes.
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -69,6 +71,7 @@ absl::StatusOr<RocksDbStore::Usage> RocksDbStore::RecountUsage() {
   Snapshot snapshot(db_.get());
   Usage counted;
   rocksdb::WriteBatch batch;
+  std::vector<std::string> disagree;  // Digests whose size record is off.
   {
     std::unique_ptr<rocksdb::Iterator> it(
         db_->NewIterator(snapshot.options(), entries_));
@@ -88,12 +91,32 @@ absl::StatusOr<RocksDbStore::Usage> RocksDbStore::RecountUsage() {
     AOTCACHE_RETURN_IF_ERROR(FromRocksDb(it->status(), "counting entries"));
   }
   {
+    // Artifacts and their size records side by side (both in digest
+    // order): those that disagree are mended below, live.
     std::unique_ptr<rocksdb::Iterator> it(
         db_->NewIterator(snapshot.options(), artifacts_));
+    std::unique_ptr<rocksdb::Iterator> size(
+        db_->NewIterator(snapshot.options(), artifact_sizes_));
+    size->SeekToFirst();
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       counted.bytes += StoredSize(ToView(it->key()), ToView(it->value()));
+      for (; size->Valid() && size->key().compare(it->key()) < 0;
+           size->Next()) {
+        disagree.push_back(size->key().ToString());
+      }
+      const bool recorded = size->Valid() && size->key() == it->key();
+      if (!recorded || DecodeCount(ToView(size->value())) !=
+                           static_cast<int64_t>(it->value().size())) {
+        disagree.push_back(it->key().ToString());
+      }
+      if (recorded) size->Next();
+    }
+    for (; size->Valid(); size->Next()) {
+      disagree.push_back(size->key().ToString());
     }
     AOTCACHE_RETURN_IF_ERROR(FromRocksDb(it->status(), "counting artifacts"));
+    AOTCACHE_RETURN_IF_ERROR(
+        FromRocksDb(size->status(), "reading artifact sizes"));
   }
   AOTCACHE_ASSIGN_OR_RETURN(
       int64_t kept_bytes,
@@ -106,12 +129,15 @@ absl::StatusOr<RocksDbStore::Usage> RocksDbStore::RecountUsage() {
     AOTCACHE_RETURN_IF_ERROR(
         Write(WriteOptions(), batch, "correcting the store's size", drift));
   }
+  for (const std::string& digest : disagree) {
+    AOTCACHE_RETURN_IF_ERROR(MendArtifactSize(digest));
+  }
   return drift;
 }
 
-absl::StatusOr<bool> RocksDbStore::EvictIfIdle(absl::string_view key,
-                                               int64_t used_since_micros,
-                                               absl::Duration* lock_held) {
+absl::StatusOr<RocksDbStore::Eviction> RocksDbStore::EvictIfIdle(
+    absl::string_view key, int64_t used_since_micros,
+    absl::Duration* lock_held) {
   absl::MutexLock key_lock(&KeyLock(key));
   const auto locked = std::chrono::steady_clock::now();
   struct HoldTimer {
@@ -122,18 +148,22 @@ absl::StatusOr<bool> RocksDbStore::EvictIfIdle(absl::string_view key,
     }
   } timer{locked, lock_held};
   AOTCACHE_ASSIGN_OR_RETURN(Access access, GetAccess(key));
-  if (access.last_access_micros >= used_since_micros) return false;
+  if (access.last_access_micros >= used_since_micros) return Eviction::kSpared;
   absl::StatusOr<std::string> value = ReadRawEntry(key);
   if (absl::IsNotFound(value.status())) {
     rocksdb::WriteBatch batch;
     batch.Delete(access_, ToSlice(key));
     AOTCACHE_RETURN_IF_ERROR(
         Write(WriteOptions(), batch, "removing an access record"));
-    return false;
+    return Eviction::kSpared;
   }
   AOTCACHE_RETURN_IF_ERROR(value.status());
-  AOTCACHE_RETURN_IF_ERROR(DeleteLocked(key, *value));
-  return true;
+  rocksdb::WriteOptions no_stall = WriteOptions();
+  no_stall.no_slowdown = true;
+  absl::Status deleted = DeleteLocked(key, *value, no_stall);
+  if (absl::IsUnavailable(deleted)) return Eviction::kBusy;
+  AOTCACHE_RETURN_IF_ERROR(deleted);
+  return Eviction::kEvicted;
 }
 
 absl::Status RocksDbStore::FlushHits() {

@@ -174,15 +174,19 @@ TEST(StoreSizeTest, AnEntryUsedAfterTheSweepBeganIsSpared) {
   const int64_t sweep_began = clock.now;
   ASSERT_THAT((*store)->RecordHit(NumberedKey(0)), IsOk());
   absl::Duration held;
-  absl::StatusOr<bool> evicted =
+  using Eviction = RocksDbStore::Eviction;
+  absl::StatusOr<Eviction> evicted =
       (*store)->EvictIfIdle(NumberedKey(0), sweep_began, &held);
   ASSERT_THAT(evicted, IsOk());
-  EXPECT_FALSE(*evicted);
+  EXPECT_EQ(*evicted, Eviction::kSpared);
   EXPECT_THAT((*store)->Lookup(NumberedKey(0)), IsOk());
   evicted = (*store)->EvictIfIdle(NumberedKey(0), sweep_began + 1, &held);
   ASSERT_THAT(evicted, IsOk());
-  EXPECT_TRUE(*evicted);
+  EXPECT_EQ(*evicted, Eviction::kEvicted);
+  // The entry and its artifact went together.
   EXPECT_EQ((*store)->usage().bytes, 0);
+  EXPECT_FALSE(
+      (*store)->HasArtifact(NumberedEntry(0, kArtifactBytes).second.first));
 }
 
 TEST(StoreSizeTest, TheJanitorKeepsTheStoreUnderItsSoftLimit) {
@@ -228,6 +232,13 @@ TEST(StoreSizeTest, AVersionOneStoreIsCountedOnceOnOpen) {
                     IsOk());
       }
     }
+    if (cf == "artifact_sizes") {  // Not in version 1.
+      for (int i = 0; i < 5; ++i) {
+        ASSERT_THAT(db->Delete(rocksdb::WriteOptions(), h,
+                               NumberedEntry(i, kArtifactBytes).second.first),
+                    IsOk());
+      }
+    }
   });
   int64_t expected = 0;
   for (int i = 0; i < 5; ++i) expected += SizeOf(i);
@@ -236,6 +247,8 @@ TEST(StoreSizeTest, AVersionOneStoreIsCountedOnceOnOpen) {
     ASSERT_THAT(store, IsOk());
     EXPECT_EQ((*store)->usage().bytes, expected);
     EXPECT_EQ((*store)->usage().entries, 5);
+    EXPECT_TRUE(
+        (*store)->HasArtifact(NumberedEntry(3, kArtifactBytes).second.first));
     // Every entry has an access record: an eviction can find it.
     EvictionGoal goal;
     goal.to_bytes = 0;
@@ -278,6 +291,35 @@ TEST(StoreSizeTest, VerifyMendsASizeThatDrifted) {
   int64_t expected = 0;
   for (int i = 0; i < 4; ++i) expected += SizeOf(i);
   EXPECT_EQ((*store)->usage().bytes, expected);
+}
+
+// HasArtifact reads an artifact's size record, not its bytes: verify mends
+// one that is missing or left without its artifact.
+TEST(StoreSizeTest, VerifyMendsArtifactSizeRecords) {
+  TempDir dir;
+  {
+    auto store = Open(dir.path());
+    ASSERT_THAT(store, IsOk());
+    for (int i = 0; i < 3; ++i) PutEntry(**store, i);
+  }
+  const std::string lost = NumberedEntry(0, kArtifactBytes).second.first;
+  const std::string orphan = NumberedEntry(1, kArtifactBytes).second.first;
+  testing::EditRawStore(dir.path(), [&](rocksdb::DB* db, const std::string& cf,
+                                        rocksdb::ColumnFamilyHandle* h) {
+    if (cf == "artifact_sizes") {
+      ASSERT_THAT(db->Delete(rocksdb::WriteOptions(), h, lost), IsOk());
+    }
+    if (cf == "artifacts") {
+      ASSERT_THAT(db->Delete(rocksdb::WriteOptions(), h, orphan), IsOk());
+    }
+  });
+  auto store = Open(dir.path());
+  ASSERT_THAT(store, IsOk());
+  EXPECT_FALSE((*store)->HasArtifact(lost));
+  EXPECT_TRUE((*store)->HasArtifact(orphan));  // What verify is for.
+  ASSERT_THAT((*store)->Verify(), IsOk());
+  EXPECT_TRUE((*store)->HasArtifact(lost));
+  EXPECT_FALSE((*store)->HasArtifact(orphan));
 }
 
 // A sweep killed with SIGKILL halfway: every entry it would not choose is
