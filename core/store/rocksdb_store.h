@@ -30,10 +30,11 @@
 //
 // Shared artifacts: every write that changes an entry's references updates
 // the reference counts in the same WriteBatch as the entry, under locks
-// striped by digest; an artifact is deleted only by a sweep that re-reads
-// its count under the same lock, so a concurrent put of an entry that
-// references it either lands before (the count is positive: kept) or after
-// (the bytes are written again in its own batch). Writes to one key are
+// striped by digest; an artifact is deleted only with its count read under
+// the same lock (by a delete, in the entry's own batch when it held the
+// last references; by a sweep after a replacing put), so a concurrent put of
+// an entry that references it either lands before (the count is positive:
+// kept) or after (the bytes are written again in its own batch). Writes to one key are
 // serialized by locks striped by key, taken before digest locks.
 //
 // Durability is a named choice (StoreOptions::durability); the default keeps
