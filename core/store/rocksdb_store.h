@@ -34,8 +34,8 @@
 // the same lock (by a delete, in the entry's own batch when it held the
 // last references; by a sweep after a replacing put), so a concurrent put of
 // an entry that references it either lands before (the count is positive:
-// kept) or after (the bytes are written again in its own batch). Writes to one key are
-// serialized by locks striped by key, taken before digest locks.
+// kept) or after (the bytes are written again in its own batch). Writes to one
+// key are serialized by locks striped by key, taken before digest locks.
 //
 // Durability is a named choice (StoreOptions::durability); the default keeps
 // the write-ahead log without syncing it: a process crash loses nothing, a
