@@ -1,54 +1,35 @@
 #include "client/cli/remote_commands.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <functional>
 #include <memory>
 #include <ostream>
 
-#include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "aotcache/v1/service.grpc.pb.h"
 #include "client/cli/cli_json.h"
 #include "client/cli/compile_command.h"
 #include "client/cli/read_graph.h"
+#include "client/cli/remote_session.h"
+#include "client/cli/top_command.h"
+#include "client/cli/transfer_commands.h"
 #include "client/cpp/connection.h"
 #include "core/key/digest.h"
 #include "core/key/target.h"
 #include "core/paths/byte_size.h"
 #include "core/paths/data_dir.h"
-#include "core/status_macros.h"
-#include "core/store/export_format.h"
 #include "google/protobuf/text_format.h"
 
 namespace aotcache {
 namespace {
 
-struct Invocation {
-  std::string server;
-  bool json = false;
-  bool backward = false;   // compile: fetch the backward too.
-  bool source = false;     // show: print the native kernels' source.
-  std::string older_than;  // evict: an age (7d).
-  std::string to_size;     // evict: a size (20G).
-  std::string to;          // export: the file to write.
-  std::string prefix;      // export: a key prefix in hex.
-  double interval = 2;     // top: seconds between lines.
-  int64_t count = -1;      // top: lines to print; negative: until killed.
-  std::vector<std::string> positional;
-};
-
-bool ParseArgs(const std::vector<std::string>& args, Invocation* inv) {
+bool ParseArgs(const std::vector<std::string>& args, RemoteInvocation* inv) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--json") {
@@ -117,100 +98,11 @@ std::string Short(const std::string& digest) {
   return digest.empty() ? "-" : digest.substr(0, 12);
 }
 
-// Progress on a terminal (stderr), redrawn at most ten times a second;
-// nothing when stderr is not one.
-class Progress {
+class Remote : public RemoteSession {
  public:
-  Progress(std::ostream& err, const char* verb)
-      : err_(err), verb_(verb), shown_(isatty(STDERR_FILENO) != 0) {}
-  // `entries` negative: not known; `total` positive: a bar.
-  void Show(int64_t bytes, int64_t entries, int64_t total = 0) {
-    if (!shown_ || absl::Now() - last_ < absl::Milliseconds(100)) return;
-    last_ = absl::Now();
-    err_ << "\r" << verb_ << " " << FormatByteSize(bytes);
-    if (total > 0) {
-      const int filled = static_cast<int>(30 * bytes / total);
-      err_ << " of " << FormatByteSize(total) << " ["
-           << std::string(filled, '#') << std::string(30 - filled, ' ') << "]";
-    }
-    if (entries >= 0) err_ << ", " << entries << " entries";
-    err_ << "   " << std::flush;
-  }
-  void Done() {
-    if (shown_ && last_ != absl::InfinitePast()) err_ << "\n";
-  }
+  using RemoteSession::RemoteSession;
 
- private:
-  std::ostream& err_;
-  const char* verb_;
-  const bool shown_;
-  absl::Time last_ = absl::InfinitePast();
-};
-
-// Handlers that take every record an ExportReader checked and keep none.
-ExportReader::Handlers CheckOnly() {
-  return {[](const std::string&, std::string) { return absl::OkStatus(); },
-          [](v1::CacheEntry) { return absl::OkStatus(); }};
-}
-
-// Calls `take` with `path`'s bytes in chunks of 1 MiB, in order.
-absl::Status ReadFileInChunks(
-    const std::string& path,
-    const std::function<absl::Status(absl::string_view)>& take) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::string buffer(size_t{1} << 20, '\0');
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const auto n = static_cast<size_t>(in.gcount());
-    if (n == 0) break;
-    AOTCACHE_RETURN_IF_ERROR(take(absl::string_view(buffer.data(), n)));
-  }
-  if (in.bad()) return absl::UnavailableError(absl::StrCat("reading ", path));
-  return absl::OkStatus();
-}
-
-class Remote {
- public:
-  Remote(Connection connection, std::ostream& out, std::ostream& err)
-      : connection_(std::move(connection)),
-        target_(connection_.server()),
-        out_(out),
-        err_(err),
-        compile_(v1::CompileService::NewStub(connection_.channel())),
-        admin_(v1::AdminService::NewStub(connection_.channel())) {}
-
-  std::unique_ptr<grpc::ClientContext> Context(int seconds) {
-    auto ctx = std::make_unique<grpc::ClientContext>();
-    connection_.Prepare(ctx.get(), absl::Seconds(seconds));
-    return ctx;
-  }
-
-  // Reports a failed call; returns the exit code.
-  int Usage(const absl::Status& status) {
-    err_ << "aotcache: " << status.message() << "\n";
-    return 2;
-  }
-
-  int Fail(const grpc::Status& status) {
-    if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-        status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      err_ << "aotcache: no daemon answers at " << target_ << " ("
-           << status.error_message()
-           << "); start one with scripts/run or pass --server\n";
-      return 3;
-    }
-    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
-        status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
-      err_ << "aotcache: " << status.error_message()
-           << " (the token comes from $AOTCACHE_TOKEN)\n";
-      return 1;
-    }
-    err_ << "aotcache: " << status.error_message() << "\n";
-    return 1;
-  }
-
-  int Compile(const Invocation& inv) {
+  int Compile(const RemoteInvocation& inv) {
     absl::StatusOr<v1::Graph> graph = ReadGraphFile(inv.positional[0]);
     if (!graph.ok()) {
       err_ << inv.positional[0] << ": " << graph.status().message() << "\n";
@@ -272,7 +164,7 @@ class Remote {
     return 0;
   }
 
-  int Stats(const Invocation& inv) {
+  int Stats(const RemoteInvocation& inv) {
     v1::StatsResponse s;
     grpc::Status status =
         admin_->Stats(Context(10).get(), v1::StatsRequest(), &s);
@@ -329,7 +221,7 @@ class Remote {
     return 0;
   }
 
-  int List(const Invocation& inv) {
+  int List(const RemoteInvocation& inv) {
     v1::ListEntriesRequest request;
     request.set_page_size(500);
     v1::ListEntriesResponse all;
@@ -402,7 +294,7 @@ class Remote {
     return 0;
   }
 
-  int Show(const Invocation& inv, const std::string& key) {
+  int Show(const RemoteInvocation& inv, const std::string& key) {
     v1::GetEntryRequest request;
     request.set_key(key);
     v1::LookupResponse response;
@@ -459,7 +351,7 @@ class Remote {
     return 0;
   }
 
-  int Evict(const Invocation& inv) {
+  int Evict(const RemoteInvocation& inv) {
     v1::EvictRequest request;
     if (!inv.to_size.empty()) {
       absl::StatusOr<int64_t> bytes = ParseByteSize(inv.to_size);
@@ -489,157 +381,7 @@ class Remote {
     return 0;
   }
 
-  int Export(const Invocation& inv) {
-    std::string prefix;
-    if (inv.prefix.size() % 2 != 0 || inv.prefix.size() > 64 ||
-        !absl::c_all_of(inv.prefix, [](char c) {
-          return absl::ascii_isxdigit(static_cast<unsigned char>(c));
-        })) {
-      err_ << "aotcache: --prefix='" << inv.prefix
-           << "' is not a key prefix (an even number of hex digits)\n";
-      return 2;
-    }
-    prefix = absl::HexStringToBytes(inv.prefix);
-    const std::string temp = inv.to + ".partial";
-    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
-    if (!file) {
-      err_ << "aotcache: cannot write " << temp << "\n";
-      return 1;
-    }
-    // Checked as it arrives, as an import will check it.
-    ExportReader check(CheckOnly());
-    Progress progress(err_, "exported");
-    v1::ExportRequest request;
-    request.set_key_prefix(prefix);
-    auto context = Context(24 * 3600);
-    auto reader = admin_->Export(context.get(), request);
-    v1::ExportChunk chunk;
-    absl::Status checked;
-    while (checked.ok() && reader->Read(&chunk)) {
-      file.write(chunk.data().data(),
-                 static_cast<std::streamsize>(chunk.data().size()));
-      checked = check.Feed(chunk.data());
-      progress.Show(check.bytes_read(), check.entries());
-    }
-    grpc::Status status = reader->Finish();
-    progress.Done();
-    if (checked.ok() && status.ok()) checked = check.Finish();
-    file.close();
-    if (!status.ok() || !checked.ok() || !file) {
-      std::remove(temp.c_str());
-      if (!status.ok()) return Fail(status);
-      err_ << "aotcache: "
-           << (checked.ok() ? "cannot write " + temp
-                            : std::string(checked.message()))
-           << "\n";
-      return 1;
-    }
-    if (std::rename(temp.c_str(), inv.to.c_str()) != 0) {
-      err_ << "aotcache: cannot rename " << temp << " to " << inv.to << "\n";
-      return 1;
-    }
-    out_ << "exported " << check.entries() << " entries, " << check.artifacts()
-         << " artifacts (" << FormatByteSize(check.bytes_read()) << ") to "
-         << inv.to << "\n";
-    return 0;
-  }
-
-  int Import(const std::string& path) {
-    // The whole file is checked first: a damaged one sends nothing.
-    int64_t size = 0;
-    {
-      ExportReader check(CheckOnly());
-      absl::Status checked = ReadFileInChunks(
-          path, [&](absl::string_view data) { return check.Feed(data); });
-      if (checked.ok()) checked = check.Finish();
-      if (!checked.ok()) {
-        err_ << "aotcache: " << path << ": " << checked.message()
-             << "; nothing imported\n";
-        return 1;
-      }
-      size = check.bytes_read();
-    }
-    Progress progress(err_, "imported");
-    v1::ImportResponse response;
-    auto context = Context(24 * 3600);
-    auto writer = admin_->Import(context.get(), &response);
-    int64_t sent = 0;
-    absl::Status read = ReadFileInChunks(path, [&](absl::string_view data) {
-      v1::ImportChunk chunk;
-      chunk.set_data(std::string(data));
-      if (!writer->Write(chunk)) {
-        return absl::UnavailableError("the daemon stopped reading");
-      }
-      sent += static_cast<int64_t>(data.size());
-      progress.Show(sent, -1, size);
-      return absl::OkStatus();
-    });
-    writer->WritesDone();
-    grpc::Status status = writer->Finish();
-    progress.Done();
-    if (!status.ok()) return Fail(status);
-    if (!read.ok()) {
-      err_ << "aotcache: " << read.message() << "\n";
-      return 1;
-    }
-    out_ << "imported " << response.entries() << " entries ("
-         << response.present() << " held already), " << response.artifacts()
-         << " artifacts from " << path << "\n";
-    return 0;
-  }
-
-  // One line per interval: the rates over it and the store's size; the
-  // first line counts since the daemon started.
-  int Top(const Invocation& inv) {
-    v1::StatsResponse before;
-    absl::Time before_time = absl::InfinitePast();
-    for (int64_t line = 0; inv.count < 0 || line < inv.count; ++line) {
-      if (line > 0) absl::SleepFor(absl::Seconds(inv.interval));
-      v1::StatsResponse now;
-      grpc::Status status =
-          admin_->Stats(Context(10).get(), v1::StatsRequest(), &now);
-      if (!status.ok()) return Fail(status);
-      const absl::Time now_time = absl::Now();
-      if (line % 20 == 0) {
-        out_ << absl::StrFormat("%-10s %9s %9s %9s %7s %8s %10s %10s\n", "time",
-                                "hits", "misses", "bypasses", "hit %",
-                                "refused", "entries", "size");
-      }
-      const double seconds =
-          line == 0 ? 0 : absl::ToDoubleSeconds(now_time - before_time);
-      const auto delta = [&](int64_t v1, int64_t v0) {
-        return line == 0 ? static_cast<double>(v1)
-                         : static_cast<double>(v1 - v0) / seconds;
-      };
-      const double hits = delta(now.hits(), before.hits());
-      const double misses = delta(now.misses(), before.misses());
-      const double bypasses = delta(now.bypasses(), before.bypasses());
-      const double all = hits + misses + bypasses;
-      out_ << absl::StrFormat(
-                  "%-10s %9s %9s %9s %7s %8s %10d %10s\n",
-                  line == 0 ? "total"
-                            : absl::FormatTime("%H:%M:%S", now_time,
-                                               absl::LocalTimeZone()),
-                  Rate(hits, line), Rate(misses, line), Rate(bypasses, line),
-                  all > 0 ? absl::StrFormat("%.1f", 100 * hits / all) : "-",
-                  Rate(delta(now.misses_not_compiled(),
-                             before.misses_not_compiled()),
-                       line),
-                  now.store_entries(), FormatByteSize(now.store_bytes()))
-           << std::flush;
-      before = now;
-      before_time = now_time;
-    }
-    return 0;
-  }
-
-  // A count (the first line) or a rate per second.
-  static std::string Rate(double value, int64_t line) {
-    return line == 0 ? absl::StrFormat("%.0f", value)
-                     : absl::StrFormat("%.1f/s", value);
-  }
-
-  int Verify(const Invocation& inv) {
+  int Verify(const RemoteInvocation& inv) {
     v1::VerifyResponse response;
     grpc::Status status =
         admin_->Verify(Context(3600).get(), v1::VerifyRequest(), &response);
@@ -667,14 +409,6 @@ class Remote {
                ? 0
                : 1;
   }
-
- private:
-  const Connection connection_;
-  const std::string target_;
-  std::ostream& out_;
-  std::ostream& err_;
-  std::unique_ptr<v1::CompileService::Stub> compile_;
-  std::unique_ptr<v1::AdminService::Stub> admin_;
 };
 
 }  // namespace
@@ -701,7 +435,7 @@ bool IsRemoteCommand(const std::string& command) {
 int RunRemoteCommand(const std::string& command,
                      const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err) {
-  Invocation inv;
+  RemoteInvocation inv;
   bool takes_one = command == "compile" || command == "show" ||
                    command == "rm" || command == "import";
   if (!ParseArgs(args, &inv) ||
@@ -737,9 +471,9 @@ int RunRemoteCommand(const std::string& command,
   if (command == "show") return remote.Show(inv, key);
   if (command == "rm") return remote.Delete(key);
   if (command == "evict") return remote.Evict(inv);
-  if (command == "export") return remote.Export(inv);
-  if (command == "import") return remote.Import(inv.positional[0]);
-  if (command == "top") return remote.Top(inv);
+  if (command == "export") return RunExport(remote, inv);
+  if (command == "import") return RunImport(remote, inv.positional[0]);
+  if (command == "top") return RunTop(remote, inv);
   return remote.Verify(inv);
 }
 
