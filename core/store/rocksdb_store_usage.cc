@@ -1,5 +1,5 @@
-// RocksDbStore's size and eviction: the size kept in meta, its recount, the
-// access records an eviction reads, and the delete it makes.
+// RocksDbStore's size and eviction: the size kept in meta, its recount, and
+// the delete an eviction makes.
 #include <chrono>
 #include <string>
 #include <vector>
@@ -164,28 +164,6 @@ absl::StatusOr<RocksDbStore::Eviction> RocksDbStore::EvictIfIdle(
   if (absl::IsUnavailable(deleted)) return Eviction::kBusy;
   AOTCACHE_RETURN_IF_ERROR(deleted);
   return Eviction::kEvicted;
-}
-
-absl::Status RocksDbStore::FlushHits() {
-  HitMap due;
-  {
-    absl::MutexLock lock(&hits_mu_);
-    due.swap(pending_hits_);
-    hits_written_micros_ = options_.now_micros();
-  }
-  return WriteHits(due);
-}
-
-absl::Status RocksDbStore::ForEachAccess(
-    absl::FunctionRef<bool(absl::string_view key, const Access&)> visit) const {
-  std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), access_));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    Access access;
-    DecodeAccess(ToView(it->value()), &access.hits, &access.last_access_micros);
-    if (!visit(ToView(it->key()), access)) break;
-  }
-  return FromRocksDb(it->status(), "reading access records");
 }
 
 }  // namespace aotcache
