@@ -3,10 +3,11 @@
 #include <memory>
 #include <ostream>
 
-#include "absl/strings/match.h"
+#include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "client/cli/cli_flags.h"
 #include "client/cli/read_graph.h"
 #include "core/analysis/analyze.h"
 #include "core/analysis/mode.h"
@@ -17,10 +18,6 @@
 
 namespace aotcache {
 namespace {
-
-constexpr char kUsage[] =
-    "usage: aotcache analyze [--json] [--keep-input-mutations] "
-    "[--backend=auto|native|reference] GRAPH.json\n";
 
 std::string Lower(absl::string_view enum_name, absl::string_view prefix) {
   std::string s(absl::StripPrefix(enum_name, prefix));
@@ -83,31 +80,29 @@ void PrintReadable(const v1::Graph& graph, const Analysis& a,
 
 }  // namespace
 
-int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,
-                      std::ostream& err) {
-  bool json = false;
-  std::string path;
-  std::string backend_name = "auto";
+const CommandSpec& AnalyzeSpec() {
+  static const auto* spec = new CommandSpec{
+      "analyze",
+      "[--json] [--keep-input-mutations] [--backend=auto|native|reference] "
+      "GRAPH.json",
+      "a graph's mode, ViewAndMutationData and cache key; no daemon needed",
+      {&absl::GetFlagReflectionHandle(FLAGS_json),
+       &absl::GetFlagReflectionHandle(FLAGS_keep_input_mutations),
+       &absl::GetFlagReflectionHandle(FLAGS_backend)},
+      1,
+      1};
+  return *spec;
+}
+
+int RunAnalyzeCommand(const std::vector<std::string>& raw_args,
+                      std::ostream& out, std::ostream& err) {
+  CommandArgs args(AnalyzeSpec(), raw_args, out, err);
+  if (args.stop()) return args.exit_code();
+  const std::string& path = args.positional()[0];
+  const bool json = absl::GetFlag(FLAGS_json);
+  const std::string backend_name = absl::GetFlag(FLAGS_backend);
   v1::CompileOptions options;
-  for (const std::string& arg : args) {
-    if (arg == "--json") {
-      json = true;
-    } else if (arg == "--keep-input-mutations") {
-      options.set_keep_input_mutations(true);
-    } else if (absl::StartsWith(arg, "--backend=")) {
-      backend_name = arg.substr(10);
-    } else if (absl::StartsWith(arg, "-") || !path.empty()) {
-      err << "aotcache analyze: unexpected argument '" << arg << "'\n"
-          << kUsage;
-      return 2;
-    } else {
-      path = arg;
-    }
-  }
-  if (path.empty()) {
-    err << kUsage;
-    return 2;
-  }
+  options.set_keep_input_mutations(absl::GetFlag(FLAGS_keep_input_mutations));
   absl::StatusOr<v1::Graph> graph = ReadGraphFile(path);
   if (!graph.ok()) {
     err << path << ": " << graph.status().message() << "\n";

@@ -12,7 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "client/cli/command_args.h"
+
 namespace aotcache {
+
+const CommandSpec& AnalyzeSpec();
 
 // Returns the process exit code: 0 ok, 1 bad graph, 2 bad usage.
 int RunAnalyzeCommand(const std::vector<std::string>& args, std::ostream& out,

@@ -2,7 +2,8 @@
 
 #include <ostream>
 
-#include "absl/strings/match.h"
+#include "absl/flags/flag.h"
+#include "client/cli/cli_flags.h"
 #include "client/cli/read_graph.h"
 #include "core/analysis/analyze.h"
 #include "core/backend/compile_plan.h"
@@ -12,9 +13,6 @@
 
 namespace aotcache {
 namespace {
-
-constexpr char kUsage[] =
-    "usage: aotcache compile --local [--json] GRAPH.json\n";
 
 void PrintArtifact(const char* what, const v1::Artifact& a, bool json,
                    std::ostream& out) {
@@ -37,24 +35,24 @@ void PrintArtifact(const char* what, const v1::Artifact& a, bool json,
 
 }  // namespace
 
-int RunCompileCommand(const std::vector<std::string>& args, std::ostream& out,
-                      std::ostream& err) {
-  bool json = false;
-  std::string path;
-  for (const std::string& arg : args) {
-    if (arg == "--json") {
-      json = true;
-    } else if (absl::StartsWith(arg, "-") || !path.empty()) {
-      err << kUsage;
-      return 2;
-    } else {
-      path = arg;
-    }
-  }
-  if (path.empty()) {
-    err << kUsage;
-    return 2;
-  }
+const CommandSpec& LocalCompileSpec() {
+  static const auto* spec = new CommandSpec{
+      "compile",
+      "--local [--json] GRAPH.json",
+      "compiles a graph here with the reference backend, without a daemon",
+      {&absl::GetFlagReflectionHandle(FLAGS_local),
+       &absl::GetFlagReflectionHandle(FLAGS_json)},
+      1,
+      1};
+  return *spec;
+}
+
+int RunCompileCommand(const std::vector<std::string>& raw_args,
+                      std::ostream& out, std::ostream& err) {
+  CommandArgs args(LocalCompileSpec(), raw_args, out, err);
+  if (args.stop()) return args.exit_code();
+  const std::string& path = args.positional()[0];
+  const bool json = absl::GetFlag(FLAGS_json);
   absl::StatusOr<v1::Graph> graph = ReadGraphFile(path);
   if (!graph.ok()) {
     err << path << ": " << graph.status().message() << "\n";

@@ -10,7 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "client/cli/command_args.h"
+
 namespace aotcache {
+
+const CommandSpec& LocalCompileSpec();
 
 // Returns the exit code: 0 ok, 1 bad graph, 2 bad usage.
 int RunCompileCommand(const std::vector<std::string>& args, std::ostream& out,

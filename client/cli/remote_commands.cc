@@ -6,6 +6,7 @@
 #include <memory>
 #include <ostream>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -13,13 +14,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "aotcache/v1/service.grpc.pb.h"
+#include "client/cli/cli_flags.h"
 #include "client/cli/cli_json.h"
+#include "client/cli/command_args.h"
 #include "client/cli/compile_command.h"
 #include "client/cli/read_graph.h"
 #include "client/cli/remote_session.h"
 #include "client/cli/top_command.h"
 #include "client/cli/transfer_commands.h"
-#include "client/cpp/connection.h"
+#include "client/cpp/client.h"
 #include "core/key/digest.h"
 #include "core/key/target.h"
 #include "core/paths/byte_size.h"
@@ -29,50 +32,14 @@
 namespace aotcache {
 namespace {
 
-bool ParseArgs(const std::vector<std::string>& args, RemoteInvocation* inv) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--json") {
-      inv->json = true;
-    } else if (arg == "--backward") {
-      inv->backward = true;
-    } else if (arg == "--source") {
-      inv->source = true;
-    } else if (arg == "--server" && i + 1 < args.size()) {
-      inv->server = args[++i];
-    } else if (absl::StartsWith(arg, "--server=")) {
-      inv->server = arg.substr(9);
-    } else if (absl::StartsWith(arg, "--older-than=")) {
-      inv->older_than = arg.substr(13);
-    } else if (absl::StartsWith(arg, "--to-size=")) {
-      inv->to_size = arg.substr(10);
-    } else if (absl::StartsWith(arg, "--to=")) {
-      inv->to = arg.substr(5);
-    } else if (absl::StartsWith(arg, "--prefix=")) {
-      inv->prefix = arg.substr(9);
-    } else if (absl::StartsWith(arg, "--interval=")) {
-      if (!absl::SimpleAtod(arg.substr(11), &inv->interval) ||
-          !(inv->interval > 0)) {
-        return false;
-      }
-    } else if (absl::StartsWith(arg, "--count=")) {
-      if (!absl::SimpleAtoi(arg.substr(8), &inv->count)) return false;
-    } else if (absl::StartsWith(arg, "-")) {
-      return false;
-    } else {
-      inv->positional.push_back(arg);
-    }
+absl::StatusOr<std::string> ParseKey(const std::string& hex) {
+  if (hex.size() != 64 || !std::all_of(hex.begin(), hex.end(), [](char c) {
+        return absl::ascii_isxdigit(static_cast<unsigned char>(c));
+      })) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", hex, "' is not a key (64 hex digits, as `aotcache ls` prints)"));
   }
-  return true;
-}
-
-bool ParseKey(const std::string& hex, std::string* key) {
-  if (hex.size() != 64) return false;
-  for (char c : hex) {
-    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c))) return false;
-  }
-  *key = absl::HexStringToBytes(hex);
-  return true;
+  return absl::HexStringToBytes(hex);
 }
 
 // One line per message: the names of its fields that are set, with values
@@ -102,6 +69,17 @@ class Remote : public RemoteSession {
  public:
   using RemoteSession::RemoteSession;
 
+  // The stored artifact `digest`, checked against it.
+  absl::Status Fetch(const std::string& digest, v1::Artifact* artifact) {
+    absl::StatusOr<std::string> bytes = daemon_.FetchArtifact(digest);
+    if (!bytes.ok()) return bytes.status();
+    if (!artifact->ParseFromString(*bytes)) {
+      return absl::DataLossError(
+          absl::StrCat("artifact ", digest, " does not parse"));
+    }
+    return absl::OkStatus();
+  }
+
   int Compile(const RemoteInvocation& inv) {
     absl::StatusOr<v1::Graph> graph = ReadGraphFile(inv.positional[0]);
     if (!graph.ok()) {
@@ -111,23 +89,39 @@ class Remote : public RemoteSession {
     v1::CompileRequest request;
     *request.mutable_graph() = *std::move(graph);
     *request.mutable_target() = HostTarget();
+    // Stored artifacts come by digest and are checked against it.
+    request.set_artifacts_by_reference(true);
     v1::CompileResponse response;
     auto start = std::chrono::steady_clock::now();
-    grpc::Status status =
-        compile_->Compile(Context(300).get(), request, &response);
+    grpc::Status status = Call(300, [&](grpc::ClientContext* context) {
+      return daemon_.compile().Compile(context, request, &response);
+    });
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
     if (!status.ok()) return Fail(status);
+    if (!response.has_forward()) {
+      absl::Status fetched =
+          Fetch(response.forward_digest(), response.mutable_forward());
+      if (!fetched.ok()) return Fail(fetched);
+    }
     v1::GetBackwardResponse backward;
     if (inv.backward && response.mode() == v1::MODE_TRAINING) {
       // Carries the request: answered even if the entry is gone.
       v1::GetBackwardRequest backward_request;
       backward_request.set_key(response.key());
       *backward_request.mutable_request() = std::move(request);
-      status = compile_->GetBackward(Context(300).get(), backward_request,
-                                     &backward);
+      backward_request.set_artifact_by_reference(true);
+      status = Call(300, [&](grpc::ClientContext* context) {
+        return daemon_.compile().GetBackward(context, backward_request,
+                                             &backward);
+      });
       if (!status.ok()) return Fail(status);
+      if (!backward.has_backward()) {
+        absl::Status fetched =
+            Fetch(backward.backward_digest(), backward.mutable_backward());
+        if (!fetched.ok()) return Fail(fetched);
+      }
     }
     if (inv.json) {
       response.mutable_forward()->clear_payload();
@@ -166,8 +160,9 @@ class Remote : public RemoteSession {
 
   int Stats(const RemoteInvocation& inv) {
     v1::StatsResponse s;
-    grpc::Status status =
-        admin_->Stats(Context(10).get(), v1::StatsRequest(), &s);
+    grpc::Status status = Call(10, [&](grpc::ClientContext* context) {
+      return daemon_.admin().Stats(context, v1::StatsRequest(), &s);
+    });
     if (!status.ok()) return Fail(status);
     if (inv.json) {
       out_ << CliJson(s);
@@ -227,8 +222,9 @@ class Remote : public RemoteSession {
     v1::ListEntriesResponse all;
     do {
       v1::ListEntriesResponse page;
-      grpc::Status status =
-          admin_->ListEntries(Context(30).get(), request, &page);
+      grpc::Status status = Call(30, [&](grpc::ClientContext* context) {
+        return daemon_.admin().ListEntries(context, request, &page);
+      });
       if (!status.ok()) return Fail(status);
       for (auto& e : *page.mutable_entries()) *all.add_entries() = e;
       all.set_unreadable(all.unreadable() + page.unreadable());
@@ -266,18 +262,12 @@ class Remote : public RemoteSession {
     for (const std::string& digest :
          {e.forward_digest(), e.backward_digest()}) {
       if (digest.empty()) continue;
-      v1::FetchArtifactRequest request;
-      request.set_digest(digest);
-      std::unique_ptr<grpc::ClientContext> context = Context(60);
-      auto reader = compile_->FetchArtifact(context.get(), request);
-      std::string bytes;
-      v1::ArtifactChunk chunk;
-      while (reader->Read(&chunk)) bytes += chunk.data();
-      grpc::Status status = reader->Finish();
-      if (!status.ok()) return Fail(status);
       v1::Artifact artifact;
+      if (absl::Status fetched = Fetch(digest, &artifact); !fetched.ok()) {
+        return Fail(fetched);
+      }
       v1::NativeProgram native;
-      if (!artifact.ParseFromString(bytes) || artifact.backend() != "native" ||
+      if (artifact.backend() != "native" ||
           !native.ParseFromString(artifact.payload())) {
         continue;
       }
@@ -298,8 +288,9 @@ class Remote : public RemoteSession {
     v1::GetEntryRequest request;
     request.set_key(key);
     v1::LookupResponse response;
-    grpc::Status status =
-        admin_->GetEntry(Context(10).get(), request, &response);
+    grpc::Status status = Call(10, [&](grpc::ClientContext* context) {
+      return daemon_.admin().GetEntry(context, request, &response);
+    });
     if (!status.ok()) return Fail(status);
     v1::CacheEntry& e = *response.mutable_entry();
     if (inv.source) return PrintSource(e);
@@ -344,8 +335,9 @@ class Remote : public RemoteSession {
     v1::DeleteEntryRequest request;
     request.set_key(key);
     v1::DeleteEntryResponse response;
-    grpc::Status status =
-        admin_->DeleteEntry(Context(10).get(), request, &response);
+    grpc::Status status = Call(10, [&](grpc::ClientContext* context) {
+      return daemon_.admin().DeleteEntry(context, request, &response);
+    });
     if (!status.ok()) return Fail(status);
     out_ << "deleted " << absl::BytesToHexString(key) << "\n";
     return 0;
@@ -353,19 +345,14 @@ class Remote : public RemoteSession {
 
   int Evict(const RemoteInvocation& inv) {
     v1::EvictRequest request;
-    if (!inv.to_size.empty()) {
-      absl::StatusOr<int64_t> bytes = ParseByteSize(inv.to_size);
-      if (!bytes.ok()) return Usage(bytes.status());
-      request.set_to_bytes(*bytes);
-    }
-    if (!inv.older_than.empty()) {
-      absl::StatusOr<absl::Duration> age = ParseAge(inv.older_than);
-      if (!age.ok()) return Usage(age.status());
-      request.set_older_than_seconds(absl::ToInt64Seconds(*age));
+    if (inv.to_bytes >= 0) request.set_to_bytes(inv.to_bytes);
+    if (inv.older_than >= absl::ZeroDuration()) {
+      request.set_older_than_seconds(absl::ToInt64Seconds(inv.older_than));
     }
     v1::EvictResponse response;
-    grpc::Status status =
-        admin_->Evict(Context(3600).get(), request, &response);
+    grpc::Status status = Call(3600, [&](grpc::ClientContext* context) {
+      return daemon_.admin().Evict(context, request, &response);
+    });
     if (!status.ok()) return Fail(status);
     if (inv.json) {
       out_ << CliJson(response);
@@ -383,8 +370,9 @@ class Remote : public RemoteSession {
 
   int Verify(const RemoteInvocation& inv) {
     v1::VerifyResponse response;
-    grpc::Status status =
-        admin_->Verify(Context(3600).get(), v1::VerifyRequest(), &response);
+    grpc::Status status = Call(3600, [&](grpc::ClientContext* context) {
+      return daemon_.admin().Verify(context, v1::VerifyRequest(), &response);
+    });
     if (!status.ok()) return Fail(status);
     if (inv.json) {
       out_ << CliJson(response);
@@ -413,58 +401,133 @@ class Remote : public RemoteSession {
 
 }  // namespace
 
-const char kRemoteCommandsUsage[] =
-    "       aotcache compile [--server TARGET] [--json] [--backward] "
-    "GRAPH.json\n"
-    "       aotcache stats|ls|verify [--server TARGET] [--json]\n"
-    "       aotcache show [--server TARGET] [--json | --source] KEY\n"
-    "       aotcache rm [--server TARGET] KEY\n"
-    "       aotcache evict [--server TARGET] [--json] [--older-than=AGE] "
-    "[--to-size=SIZE]\n"
-    "       aotcache export [--server TARGET] --to=FILE [--prefix=HEX]\n"
-    "       aotcache import [--server TARGET] FILE\n"
-    "       aotcache top [--server TARGET] [--interval=SECONDS] [--count=N]\n";
+const std::vector<CommandSpec>& RemoteCommandSpecs() {
+  using absl::GetFlagReflectionHandle;
+  const absl::CommandLineFlag* server = &GetFlagReflectionHandle(FLAGS_server);
+  const absl::CommandLineFlag* json = &GetFlagReflectionHandle(FLAGS_json);
+  static const auto* specs = new std::vector<CommandSpec>{
+      {"compile",
+       "[--server=TARGET] [--json] [--backward] GRAPH.json",
+       "compiles a graph file through the daemon (--local: here, alone)",
+       {server, json, &GetFlagReflectionHandle(FLAGS_backward)},
+       1,
+       1},
+      {"stats",
+       "[--server=TARGET] [--json]",
+       "the daemon's counters and its store's size",
+       {server, json}},
+      {"ls",
+       "[--server=TARGET] [--json]",
+       "every entry: key, mode, artifacts, hits",
+       {server, json}},
+      {"show",
+       "[--server=TARGET] [--json | --source] KEY",
+       "an entry: its mode, artifacts and analysis, or its kernels' C++",
+       {server, json, &GetFlagReflectionHandle(FLAGS_source)},
+       1,
+       1},
+      {"rm", "[--server=TARGET] KEY", "deletes an entry", {server}, 1, 1},
+      {"verify",
+       "[--server=TARGET] [--json]",
+       "hashes every stored artifact again; drops the corrupt ones",
+       {server, json}},
+      {"evict",
+       "[--server=TARGET] [--json] [--older-than=AGE] [--to-size=SIZE]",
+       "evicts entries by age, or the least recently used down to a size",
+       {server, json, &GetFlagReflectionHandle(FLAGS_older_than),
+        &GetFlagReflectionHandle(FLAGS_to_size)}},
+      {"export",
+       "[--server=TARGET] --to=FILE [--prefix=HEX]",
+       "writes entries with their artifacts to a file (docs/export-format.md)",
+       {server, &GetFlagReflectionHandle(FLAGS_to),
+        &GetFlagReflectionHandle(FLAGS_prefix)}},
+      {"import",
+       "[--server=TARGET] FILE",
+       "checks an export file, then stores its entries in the daemon",
+       {server},
+       1,
+       1},
+      {"top",
+       "[--server=TARGET] [--interval=SECONDS] [--count=N]",
+       "the daemon's hit rate, a line per interval",
+       {server, &GetFlagReflectionHandle(FLAGS_interval),
+        &GetFlagReflectionHandle(FLAGS_count)}},
+  };
+  return *specs;
+}
 
-bool IsRemoteCommand(const std::string& command) {
-  return command == "compile" || command == "stats" || command == "ls" ||
-         command == "show" || command == "rm" || command == "verify" ||
-         command == "evict" || command == "export" || command == "import" ||
-         command == "top";
+const CommandSpec* RemoteCommandSpec(const std::string& command) {
+  for (const CommandSpec& spec : RemoteCommandSpecs()) {
+    if (spec.name == command) return &spec;
+  }
+  return nullptr;
 }
 
 int RunRemoteCommand(const std::string& command,
-                     const std::vector<std::string>& args, std::ostream& out,
-                     std::ostream& err) {
-  RemoteInvocation inv;
-  bool takes_one = command == "compile" || command == "show" ||
-                   command == "rm" || command == "import";
-  if (!ParseArgs(args, &inv) ||
-      inv.positional.size() != (takes_one ? 1u : 0u) ||
-      (inv.backward && command != "compile") ||
-      (inv.source && command != "show") ||
-      ((!inv.older_than.empty() || !inv.to_size.empty()) !=
-       (command == "evict")) ||
-      (inv.to.empty() != (command != "export")) ||
-      (!inv.prefix.empty() && command != "export")) {
-    err << "usage:\n" << kRemoteCommandsUsage;
+                     const std::vector<std::string>& raw_args,
+                     std::ostream& out, std::ostream& err) {
+  const CommandSpec* spec = RemoteCommandSpec(command);
+  if (spec == nullptr) {
+    err << "aotcache: unknown command '" << command << "'\n";
     return 2;
+  }
+  CommandArgs args(*spec, raw_args, out, err);
+  if (args.stop()) return args.exit_code();
+  RemoteInvocation inv;
+  inv.json = absl::GetFlag(FLAGS_json);
+  inv.backward = absl::GetFlag(FLAGS_backward);
+  inv.source = absl::GetFlag(FLAGS_source);
+  inv.to = absl::GetFlag(FLAGS_to);
+  inv.prefix = absl::GetFlag(FLAGS_prefix);
+  inv.interval = absl::GetFlag(FLAGS_interval);
+  inv.count = absl::GetFlag(FLAGS_count);
+  inv.positional = args.positional();
+  if (!absl::GetFlag(FLAGS_to_size).empty()) {
+    absl::StatusOr<int64_t> bytes = ParseByteSize(absl::GetFlag(FLAGS_to_size));
+    if (!bytes.ok()) return args.Usage(bytes.status());
+    inv.to_bytes = *bytes;
+  }
+  if (!absl::GetFlag(FLAGS_older_than).empty()) {
+    absl::StatusOr<absl::Duration> age =
+        ParseAge(absl::GetFlag(FLAGS_older_than));
+    if (!age.ok()) return args.Usage(age.status());
+    inv.older_than = *age;
+  }
+  if (command == "evict" && inv.to_bytes < 0 &&
+      inv.older_than < absl::ZeroDuration()) {
+    return args.Usage(
+        absl::InvalidArgumentError("say what to evict: --older-than or "
+                                   "--to-size"));
+  }
+  if (command == "export" && inv.to.empty()) {
+    return args.Usage(absl::InvalidArgumentError("--to=FILE is needed"));
+  }
+  if (command == "show" && inv.json && inv.source) {
+    return args.Usage(
+        absl::InvalidArgumentError("--json or --source, not both"));
+  }
+  if (!(inv.interval > 0)) {
+    return args.Usage(absl::InvalidArgumentError("--interval is positive"));
   }
   std::string key;
-  if ((command == "show" || command == "rm") &&
-      !ParseKey(inv.positional[0], &key)) {
-    err << "aotcache: '" << inv.positional[0]
-        << "' is not a key (64 hex digits, as `aotcache ls` prints)\n";
+  if (command == "show" || command == "rm") {
+    absl::StatusOr<std::string> parsed = ParseKey(inv.positional[0]);
+    if (!parsed.ok()) return args.Usage(parsed.status());
+    key = *std::move(parsed);
+  }
+  // The daemon's calls as aotcache::Client makes them; no daemon is
+  // started for an admin command, and artifacts are not kept.
+  ClientOptions options;
+  options.server = absl::GetFlag(FLAGS_server);
+  options.start_daemon = false;
+  options.artifact_dir = "none";
+  Client client(options);
+  absl::StatusOr<const DaemonCalls*> daemon = client.daemon();
+  if (!daemon.ok()) {
+    err << "aotcache: " << daemon.status().message() << "\n";
     return 2;
   }
-  ConnectionOptions connect;
-  connect.server = inv.server;
-  absl::StatusOr<Connection> connection =
-      Connection::Open(WithEnvironment(connect));
-  if (!connection.ok()) {
-    err << "aotcache: " << connection.status().message() << "\n";
-    return 2;
-  }
-  Remote remote(*std::move(connection), out, err);
+  Remote remote(**daemon, out, err);
   if (command == "compile") return remote.Compile(inv);
   if (command == "stats") return remote.Stats(inv);
   if (command == "ls") return remote.List(inv);

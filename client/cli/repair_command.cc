@@ -2,25 +2,29 @@
 
 #include <ostream>
 
+#include "absl/flags/flag.h"
 #include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
-#include "absl/strings/strip.h"
+#include "client/cli/cli_flags.h"
 #include "core/paths/data_dir.h"
 #include "core/store/rocksdb_store.h"
 
 namespace aotcache {
 
-int RunRepairCommand(const std::vector<std::string>& args, std::ostream& out,
-                     std::ostream& err) {
-  std::string data_dir = DefaultDataDir();
-  for (const std::string& arg : args) {
-    absl::string_view value = arg;
-    if (!absl::ConsumePrefix(&value, "--data_dir=") || value.empty()) {
-      err << "usage: aotcache repair [--data_dir=DIR]\n";
-      return 2;
-    }
-    data_dir = std::string(value);
-  }
+const CommandSpec& RepairSpec() {
+  static const auto* spec = new CommandSpec{
+      "repair",
+      "[--data_dir=DIR]",
+      "salvages a store that does not open (stop the daemon first)",
+      {&absl::GetFlagReflectionHandle(FLAGS_data_dir)}};
+  return *spec;
+}
+
+int RunRepairCommand(const std::vector<std::string>& raw_args,
+                     std::ostream& out, std::ostream& err) {
+  CommandArgs args(RepairSpec(), raw_args, out, err);
+  if (args.stop()) return args.exit_code();
+  std::string data_dir = absl::GetFlag(FLAGS_data_dir);
+  if (data_dir.empty()) data_dir = DefaultDataDir();
   const std::string store = data_dir + "/store";
   absl::StatusOr<RocksDbStore::RepairReport> report =
       RocksDbStore::Repair(store);

@@ -10,7 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "client/cli/command_args.h"
+
 namespace aotcache {
+
+const CommandSpec& RepairSpec();
 
 // Returns the process exit code: 0 repaired with nothing lost, 1 repaired
 // with losses or not repaired, 2 bad usage.

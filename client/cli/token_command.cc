@@ -10,23 +10,30 @@
 
 namespace aotcache {
 
-int RunTokenCommand(const std::vector<std::string>& args, std::ostream& out,
+const CommandSpec& TokenSpec() {
+  static const auto* spec = new CommandSpec{
+      "token",
+      "NAME SCOPES",
+      "a new token for --tokens_file (SCOPES: read, compile, admin, "
+      "comma-separated)",
+      {},
+      2,
+      2};
+  return *spec;
+}
+
+int RunTokenCommand(const std::vector<std::string>& raw_args, std::ostream& out,
                     std::ostream& err) {
-  constexpr char kUsage[] =
-      "usage: aotcache token NAME SCOPES   (SCOPES: read, compile, admin, "
-      "comma-separated)\n";
-  if (args.size() != 2) {
-    err << kUsage;
-    return 2;
-  }
+  CommandArgs command(TokenSpec(), raw_args, out, err);
+  if (command.stop()) return command.exit_code();
+  const std::vector<std::string>& args = command.positional();
   if (!IsGrantName(args[0])) {
-    err << "aotcache token: a name is [A-Za-z0-9._@-]+\n";
-    return 2;
+    return command.Usage(
+        absl::InvalidArgumentError("a name is [A-Za-z0-9._@-]+"));
   }
   if (absl::StatusOr<ScopeSet> scopes = ScopeSet::Parse(args[1]);
       !scopes.ok()) {
-    err << "aotcache token: " << scopes.status().message() << "\n" << kUsage;
-    return 2;
+    return command.Usage(scopes.status());
   }
   unsigned char random[32];
   if (RAND_bytes(random, sizeof(random)) != 1) {

@@ -9,7 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "client/cli/command_args.h"
+
 namespace aotcache {
+
+const CommandSpec& TokenSpec();
 
 // Returns the process exit code: 0 made, 1 failed, 2 bad usage.
 int RunTokenCommand(const std::vector<std::string>& args, std::ostream& out,

@@ -95,8 +95,8 @@ int RunExport(RemoteSession& remote, const RemoteInvocation& inv) {
   Progress progress(remote.err(), "exported");
   v1::ExportRequest request;
   request.set_key_prefix(prefix);
-  auto context = remote.Context(24 * 3600);
-  auto reader = remote.admin().Export(context.get(), request);
+  auto context = remote.daemon().StreamContext(absl::Hours(24));
+  auto reader = remote.daemon().admin().Export(context.get(), request);
   v1::ExportChunk chunk;
   absl::Status checked;
   while (checked.ok() && reader->Read(&chunk)) {
@@ -147,8 +147,8 @@ int RunImport(RemoteSession& remote, const std::string& path) {
   }
   Progress progress(remote.err(), "imported");
   v1::ImportResponse response;
-  auto context = remote.Context(24 * 3600);
-  auto writer = remote.admin().Import(context.get(), &response);
+  auto context = remote.daemon().StreamContext(absl::Hours(24));
+  auto writer = remote.daemon().admin().Import(context.get(), &response);
   int64_t sent = 0;
   absl::Status read = ReadFileInChunks(path, [&](absl::string_view data) {
     v1::ImportChunk chunk;

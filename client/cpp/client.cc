@@ -24,11 +24,6 @@
 namespace aotcache {
 namespace {
 
-absl::Status FromGrpc(const grpc::Status& status) {
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
-}
-
 // The server cannot help with this call, but the client can compile the
 // graph itself.
 bool ShouldCompileInProcess(grpc::StatusCode code) {
@@ -55,14 +50,22 @@ absl::StatusOr<CompilePlan> PlanInProcess(const v1::CompileRequest& request) {
   return PlanCompilation(*analysis);
 }
 
-absl::StatusOr<Connection> OpenConnection(const ClientOptions& options) {
+absl::StatusOr<std::unique_ptr<const DaemonCalls>> OpenDaemon(
+    const ClientOptions& options) {
   ConnectionOptions connect;
   connect.server = options.server;
   connect.token = options.token;
   connect.ca_file = options.ca_file;
   connect.cert_file = options.cert_file;
   connect.key_file = options.key_file;
-  return Connection::Open(WithEnvironment(connect));
+  absl::StatusOr<Connection> connection =
+      Connection::Open(WithEnvironment(connect));
+  if (!connection.ok()) return connection.status();
+  CallPolicy policy;
+  policy.deadline = options.deadline;
+  policy.max_attempts = options.max_attempts;
+  policy.initial_backoff = options.initial_backoff;
+  return std::make_unique<const DaemonCalls>(*std::move(connection), policy);
 }
 
 }  // namespace
@@ -72,13 +75,12 @@ Client::Client(ClientOptions options)
       target_(ResolveServerTarget(options_.server)),
       host_target_bytes_(DeterministicBytes(HostTarget())),
       is_default_daemon_(DefaultDaemonWanted(options_)),
-      connection_(OpenConnection(options_)),
+      daemon_(OpenDaemon(options_)),
       // Unused when the connection did not open: Compile returns why first.
-      channel_(connection_.ok()
-                   ? connection_->channel()
+      channel_(daemon_.ok()
+                   ? (*daemon_)->connection().channel()
                    : grpc::CreateChannel("unix:/nonexistent",
                                          grpc::InsecureChannelCredentials())),
-      stub_(v1::CompileService::NewStub(channel_)),
       generic_stub_(channel_) {
   if (options_.artifact_dir != "none") {
     artifact_dir_ = std::make_unique<ArtifactDir>(
@@ -114,7 +116,16 @@ Client::InProcessBackend Client::in_process_backend() {
 
 ClientCounters Client::counters() const {
   absl::MutexLock lock(&mu_);
-  return counters_;
+  ClientCounters counters = counters_;
+  if (daemon_.ok()) {
+    counters.unavailable_retries = (*daemon_)->unavailable_retries();
+  }
+  return counters;
+}
+
+absl::StatusOr<const DaemonCalls*> Client::daemon() const {
+  if (!daemon_.ok()) return daemon_.status();
+  return daemon_->get();
 }
 
 absl::StatusOr<v1::Artifact> Client::LocalOrFetch(const std::string& digest) {
@@ -124,24 +135,9 @@ absl::StatusOr<v1::Artifact> Client::LocalOrFetch(const std::string& digest) {
     ++counters_.local_artifact_hits;
     return local;
   }
-  v1::FetchArtifactRequest request;
-  request.set_digest(digest);
-  std::string bytes;
-  grpc::Status status = Call([&](grpc::ClientContext* context) {
-    bytes.clear();
-    auto reader = stub_->FetchArtifact(context, request);
-    v1::ArtifactChunk chunk;
-    while (reader->Read(&chunk)) {
-      if (chunk.total_bytes() > 0) bytes.reserve(chunk.total_bytes());
-      bytes += chunk.data();
-    }
-    return reader->Finish();
-  });
-  if (!status.ok()) return FromGrpc(status);
-  if (Sha256Hex(bytes) != digest) {
-    return absl::DataLossError(
-        absl::StrCat("artifact ", digest, " arrived with other bytes"));
-  }
+  absl::StatusOr<std::string> fetched = (*daemon_)->FetchArtifact(digest);
+  if (!fetched.ok()) return fetched.status();
+  const std::string& bytes = *fetched;
   v1::Artifact artifact;
   if (!artifact.ParseFromString(bytes)) {
     return absl::DataLossError(
@@ -152,27 +148,6 @@ absl::StatusOr<v1::Artifact> Client::LocalOrFetch(const std::string& digest) {
   ++counters_.artifacts_fetched;
   counters_.bytes_fetched += static_cast<int64_t>(bytes.size());
   return artifact;
-}
-
-grpc::Status Client::Call(
-    const std::function<grpc::Status(grpc::ClientContext*)>& rpc) {
-  absl::Duration backoff = options_.initial_backoff;
-  grpc::Status status;
-  for (int attempt = 1;; ++attempt) {
-    grpc::ClientContext context;
-    connection_->Prepare(&context, options_.deadline);
-    status = rpc(&context);
-    if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
-        attempt >= options_.max_attempts) {
-      return status;
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      ++counters_.unavailable_retries;
-    }
-    absl::SleepFor(backoff);
-    backoff *= 2;
-  }
 }
 
 grpc::Status Client::CompileCall(grpc::ClientContext* context,
@@ -258,13 +233,13 @@ absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
   frame.set_artifacts_by_reference(artifact_dir_ != nullptr);
   f->request_bytes_ = DeterministicBytes(frame);
 
-  if (!connection_.ok()) return connection_.status();
+  if (!daemon_.ok()) return daemon_.status();
   std::string problem = EnsureServer();
   if (problem.empty()) {
     grpc::Slice slice(f->request_bytes_);
     grpc::ByteBuffer request(&slice, 1);
     v1::CompileResponse response;
-    grpc::Status status = Call([&](grpc::ClientContext* context) {
+    grpc::Status status = (*daemon_)->Unary([&](grpc::ClientContext* context) {
       return CompileCall(context, request, &response);
     });
     if (!status.ok() && !ShouldCompileInProcess(status.error_code())) {
@@ -320,8 +295,8 @@ absl::StatusOr<v1::Artifact> Client::FetchBackward(const CachedFunction& f) {
     *request.mutable_request() = f.DecodedRequest();
     request.set_artifact_by_reference(artifact_dir_ != nullptr);
     v1::GetBackwardResponse response;
-    grpc::Status status = Call([&](grpc::ClientContext* context) {
-      return stub_->GetBackward(context, request, &response);
+    grpc::Status status = (*daemon_)->Unary([&](grpc::ClientContext* context) {
+      return (*daemon_)->compile().GetBackward(context, request, &response);
     });
     if (status.ok()) {
       if (response.has_backward())

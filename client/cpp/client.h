@@ -36,6 +36,7 @@
 #include "aotcache/v1/service.grpc.pb.h"
 #include "client/cpp/artifact_dir.h"
 #include "client/cpp/connection.h"
+#include "client/cpp/daemon_calls.h"
 #include "core/backend/backend.h"
 #include "core/runtime/compiled_function.h"
 #include "grpcpp/generic/generic_stub.h"
@@ -150,6 +151,11 @@ class Client {
   const std::string& target() const { return target_; }
   ClientCounters counters() const;
 
+  // The daemon's RPCs with this client's credentials, deadlines, retries
+  // and digest checks, for tools beside Compile (the CLI). The error when
+  // the connection's files (a CA, a client certificate) cannot be read.
+  absl::StatusOr<const DaemonCalls*> daemon() const;
+
   // The backend in-process compiles use: native when this machine's C++
   // compiler builds and links a kernel, else reference; found out on
   // first use (one compiler run). `why_reference` says why not native.
@@ -162,9 +168,6 @@ class Client {
  private:
   friend class CachedFunction;
 
-  // Runs `rpc` with the deadline, retrying UNAVAILABLE with backoff.
-  grpc::Status Call(
-      const std::function<grpc::Status(grpc::ClientContext*)>& rpc);
   // Once: for the default daemon, starts it if nothing answers. Returns
   // why no server can be used, or "" when one can.
   std::string EnsureServer();
@@ -186,9 +189,8 @@ class Client {
   std::string host_target_bytes_;  // This machine's encoded v1::Target.
   bool is_default_daemon_;
   // Not OK when the connection's files could not be read (Compile says so).
-  absl::StatusOr<Connection> connection_;
+  const absl::StatusOr<std::unique_ptr<const DaemonCalls>> daemon_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::CompileService::Stub> stub_;
   grpc::GenericStub generic_stub_;
   std::unique_ptr<ArtifactDir> artifact_dir_;  // Null: inline artifacts.
   mutable absl::Mutex mu_;
