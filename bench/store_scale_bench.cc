@@ -8,6 +8,7 @@
 // size, its Lookup RPC by random key over its unix socket (p50, p99), its
 // start time and its resident memory.
 //   build/bench/store_scale_bench --entries=1000000
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,6 +130,8 @@ DaemonNumbers MeasureDaemon(const std::string& binary,
   if (pid == 0) {
     dup2(out[1], STDOUT_FILENO);
     close(out[0]);
+    const int null = open("/dev/null", O_WRONLY);  // Its log.
+    if (null >= 0) dup2(null, STDERR_FILENO);
     const std::string dir_flag = "--data_dir=" + data_dir;
     execl(binary.c_str(), binary.c_str(), dir_flag.c_str(),
           "--listen=", "--backend=reference", static_cast<char*>(nullptr));

@@ -14,7 +14,6 @@
 #include "core/backend/native/native_backend.h"
 #include "core/backend/reference_backend.h"
 #include "core/graph/deterministic_bytes.h"
-#include "core/key/digest.h"
 #include "core/key/target.h"
 #include "core/paths/data_dir.h"
 #include "core/paths/dir_budget.h"

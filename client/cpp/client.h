@@ -23,7 +23,6 @@
 #ifndef AOTCACHE_CLIENT_CPP_CLIENT_H_
 #define AOTCACHE_CLIENT_CPP_CLIENT_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
