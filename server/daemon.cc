@@ -283,6 +283,7 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
     http.listen = options.http_listen;
     http.cert_file = options.tls.cert_file;
     http.key_file = options.tls.key_file;
+    http.reload_interval = absl::FromChrono(options.tls.reload_interval);
     http.not_ready = [self] {
       return self->draining_ ? std::string("draining: shutting down")
                              : std::string();

@@ -40,12 +40,20 @@ absl::StatusOr<std::unique_ptr<HttpListener>> HttpListener::Start(
   listener->options_ = std::move(options);
   const HttpListenerOptions& o = listener->options_;
   if (!o.cert_file.empty()) {
-    auto tls = std::make_unique<httplib::SSLServer>(o.cert_file.c_str(),
-                                                    o.key_file.c_str());
+    absl::StatusOr<std::unique_ptr<HttpsCertificate>> certificate =
+        HttpsCertificate::Load(o.cert_file, o.key_file, o.reload_interval);
+    if (!certificate.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--http_listen: HTTPS: ", certificate.status().message()));
+    }
+    listener->certificate_ = *std::move(certificate);
+    HttpsCertificate* served = listener->certificate_.get();
+    auto tls = std::make_unique<httplib::SSLServer>([served](SSL_CTX& ctx) {
+      served->Install(&ctx);
+      return true;
+    });
     if (!tls->is_valid()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--http_listen: cannot serve HTTPS with ", o.cert_file,
-                       " and ", o.key_file));
+      return absl::InternalError("--http_listen: OpenSSL made no context");
     }
     listener->server_ = std::move(tls);
   } else {

@@ -1,6 +1,8 @@
 // The daemon's HTTP endpoints (--http_listen) on a real daemon: health and
 // readiness for anyone, readiness 503 once it drains, /metrics for the admin
-// scope only, over plain HTTP and over HTTPS with the daemon's certificate.
+// scope only, over plain HTTP and over HTTPS with the daemon's certificate,
+// renewed without a restart.
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -13,6 +15,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_certificates.h"
+#include "tests/testing/wait.h"
 
 namespace aotcache {
 namespace {
@@ -114,6 +117,58 @@ TEST(HttpsTest, TheMetricsListenerSpeaksTlsWithTheDaemonsCertificate) {
   EXPECT_EQ(metrics->status, 200);
   httplib::Client plain("127.0.0.1", (*daemon)->http_port());
   EXPECT_FALSE(plain.Get("/healthz"));
+}
+
+// Whether a client trusting only `ca` gets /healthz over HTTPS.
+bool TrustedBy(const std::string& ca, int port) {
+  httplib::SSLClient tls("127.0.0.1", port);
+  tls.set_ca_cert_path(ca.c_str());
+  tls.enable_server_certificate_verification(true);
+  httplib::Result health = tls.Get("/healthz");
+  return health && health->status == 200;
+}
+
+TEST(HttpsTest, ARenewedCertificateIsServedWithoutARestart) {
+  testing::TempDir dir;
+  absl::StatusOr<testing::TestCertificates> certificates =
+      testing::MakeTestCertificates(dir.path());
+  ASSERT_THAT(certificates, testing::IsOk());
+  const std::string cert = dir.path() + "/served.crt";
+  const std::string key = dir.path() + "/served.key";
+  const auto serve = [&](const std::string& from_cert,
+                         const std::string& from_key) {
+    std::filesystem::copy_file(
+        from_cert, cert, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(
+        from_key, key, std::filesystem::copy_options::overwrite_existing);
+  };
+  serve(certificates->server.cert, certificates->server.key);
+  DaemonOptions options;
+  options.data_dir = dir.path() + "/data";
+  options.backend_name = "reference";
+  options.http_listen = "127.0.0.1:0";
+  options.tls.cert_file = cert;
+  options.tls.key_file = key;
+  options.tls.reload_interval = std::chrono::seconds(1);
+  absl::StatusOr<std::unique_ptr<Daemon>> daemon = Daemon::Start(options);
+  ASSERT_THAT(daemon, testing::IsOk());
+  const int port = (*daemon)->http_port();
+  ASSERT_TRUE(TrustedBy(certificates->ca, port));
+  ASSERT_FALSE(TrustedBy(certificates->other_ca, port));
+
+  // A key that is not the certificate's (a renewal half done): the last
+  // good pair is still served.
+  serve(certificates->other_server.cert, certificates->server.key);
+  absl::SleepFor(absl::Milliseconds(1500));
+  EXPECT_TRUE(TrustedBy(certificates->ca, port));
+  EXPECT_FALSE(TrustedBy(certificates->other_ca, port));
+
+  // The renewal done: the new pair within a few reload intervals.
+  serve(certificates->other_server.cert, certificates->other_server.key);
+  EXPECT_TRUE(testing::WaitUntil(
+      [&] { return TrustedBy(certificates->other_ca, port); },
+      absl::Seconds(10)));
+  EXPECT_FALSE(TrustedBy(certificates->ca, port));
 }
 
 }  // namespace
