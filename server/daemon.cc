@@ -238,7 +238,9 @@ absl::StatusOr<std::unique_ptr<Daemon>> Daemon::Start(
   builder.SetMaxSendMessageSize(static_cast<int>(int64_t{256} << 20));
   const int idle_ms = static_cast<int>(options.idle_connection_timeout.count());
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, idle_ms);
-  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, idle_ms);
+  builder.AddChannelArgument(
+      GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+      static_cast<int>(options.handshake_timeout.count()));
   if (absl::StartsWith(options.listen, "unix:")) {
     builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials());
   } else if (!options.listen.empty() && tls != nullptr) {

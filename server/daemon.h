@@ -72,8 +72,12 @@ struct DaemonOptions {
   // closed at once, and the unix socket keeps answering.
   ConnectionLimits connections;
   // A connection without a call for this long is closed (clients reconnect
-  // on their next call); so is one whose handshake takes this long.
+  // on their next call).
   std::chrono::milliseconds idle_connection_timeout = std::chrono::minutes(5);
+  // A connection whose handshake (TLS, then HTTP/2's preface and settings)
+  // has not finished by then is closed: the one bound on a TLS listener's
+  // unfinished connections, which the connection gate does not see.
+  std::chrono::milliseconds handshake_timeout = std::chrono::seconds(10);
   // A FetchArtifact stream the client has not read to its end by then is
   // cancelled (an unread stream holds its artifact's bytes until then).
   std::chrono::milliseconds fetch_time_limit = std::chrono::minutes(2);

@@ -61,8 +61,11 @@ ABSL_FLAG(int32_t, max_connections, 1024,
           "TCP connections held at once in all (also at most half the "
           "open-file limit, which is raised to its hard limit at start)");
 ABSL_FLAG(int64_t, idle_connection_seconds, 300,
-          "a connection without a call (or a handshake) for this long is "
-          "closed; clients reconnect on their next call");
+          "a connection without a call for this long is closed; clients "
+          "reconnect on their next call");
+ABSL_FLAG(int64_t, handshake_seconds, 10,
+          "a connection whose TLS or HTTP/2 handshake has not finished by "
+          "then is closed");
 ABSL_FLAG(int64_t, fetch_seconds, 120,
           "an artifact download (FetchArtifact) the client has not read to "
           "its end by then is cancelled");
@@ -107,6 +110,8 @@ int main(int argc, char** argv) {
   options.connections.max_total = absl::GetFlag(FLAGS_max_connections);
   options.idle_connection_timeout =
       std::chrono::seconds(absl::GetFlag(FLAGS_idle_connection_seconds));
+  options.handshake_timeout =
+      std::chrono::seconds(absl::GetFlag(FLAGS_handshake_seconds));
   options.fetch_time_limit =
       std::chrono::seconds(absl::GetFlag(FLAGS_fetch_seconds));
   options.tokens_file = absl::GetFlag(FLAGS_tokens_file);

@@ -1,7 +1,10 @@
 // TLS and mTLS with certificates the openssl CLI made: a real daemon on
 // loopback, reached by aotcache::Client (tls://, a token, the CA) and by
 // bare gRPC channels with the wrong credentials.
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -57,6 +60,7 @@ class TlsTest : public ::testing::Test {
     options.tls.key_file = certs_.server.key;
     options.tls.client_ca_file = client_ca;
     options.tls.reload_interval = std::chrono::seconds(1);
+    options.handshake_timeout = handshake_timeout_;
     if (!tokens.empty()) {
       options.tokens_file = certs_dir_.path() + "/tokens";
       std::ofstream(options.tokens_file) << tokens;
@@ -120,6 +124,7 @@ class TlsTest : public ::testing::Test {
   testing::TempDir certs_dir_;
   testing::TempDir data_dir_;
   testing::TestCertificates certs_;
+  std::chrono::milliseconds handshake_timeout_ = std::chrono::seconds(10);
   std::unique_ptr<Daemon> daemon_;
 };
 
@@ -257,6 +262,34 @@ TEST_F(TlsTest, MutualTlsIsCredentialEnoughForAListenerOthersReach) {
                        HasSubstr("without credentials")));
   options.tls.client_ca_file = certs_.ca;
   EXPECT_THAT(Daemon::Start(options), IsOk());
+}
+
+// The TLS listener is gRPC's own (the connection gate takes plaintext
+// only): an unfinished TLS handshake is what bounds a connection that never
+// finishes one.
+TEST_F(TlsTest, AnUnfinishedHandshakeIsClosedAfterTheHandshakeTimeout) {
+  handshake_timeout_ = std::chrono::seconds(1);
+  StartDaemon("", "");
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(daemon_->port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const char record_header[] = "\x16\x03\x01";  // Of a ClientHello.
+  (void)!send(fd, record_header, 3, MSG_NOSIGNAL);
+  const absl::Time start = absl::Now();
+  bool closed = testing::WaitUntil(
+      [&] {
+        char buffer[64];
+        const ssize_t n = recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+      },
+      absl::Seconds(8), absl::Milliseconds(50));
+  close(fd);
+  EXPECT_TRUE(closed);
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(500));
 }
 
 }  // namespace
