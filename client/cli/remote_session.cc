@@ -1,6 +1,19 @@
 #include "client/cli/remote_session.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace aotcache {
+
+absl::Status RemoteSession::FetchArtifact(const std::string& digest,
+                                          v1::Artifact* artifact) {
+  absl::StatusOr<std::string> bytes = daemon_.FetchArtifact(digest);
+  if (!bytes.ok()) return bytes.status();
+  if (!artifact->ParseFromString(*bytes)) {
+    return absl::DataLossError(
+        absl::StrCat("artifact ", digest, " does not parse"));
+  }
+  return absl::OkStatus();
+}
 
 int RemoteSession::Fail(const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||

@@ -41,6 +41,8 @@ class RemoteSession {
   grpc::Status Call(int seconds, const DaemonCalls::Rpc& rpc) const {
     return daemon_.Unary(absl::Seconds(seconds), rpc);
   }
+  // The stored artifact `digest`, checked against it (DaemonCalls).
+  absl::Status FetchArtifact(const std::string& digest, v1::Artifact* artifact);
   // Reports a failed call; returns the exit code.
   int Fail(const grpc::Status& status);
   int Fail(const absl::Status& status);
@@ -49,11 +51,16 @@ class RemoteSession {
   std::ostream& out() { return out_; }
   std::ostream& err() { return err_; }
 
- protected:
+ private:
   const DaemonCalls& daemon_;
   std::ostream& out_;
   std::ostream& err_;
 };
+
+// The first 12 hex digits of a digest; "-" for none.
+inline std::string ShortDigest(const std::string& digest) {
+  return digest.empty() ? "-" : digest.substr(0, 12);
+}
 
 }  // namespace aotcache
 
