@@ -179,7 +179,9 @@ grpc::Status AdminServiceImpl::Import(
       !allowed.ok()) {
     return allowed;
   }
-  StoreImporter importer(store_);
+  StoreImporter importer(store_, [this](const v1::CacheEntry& entry) {
+    return cache_->KeyOf(entry);
+  });
   ExportReader stream(importer.Handlers());
   v1::ImportChunk chunk;
   absl::Status read;
@@ -195,6 +197,8 @@ grpc::Status AdminServiceImpl::Import(
   response->set_entries(importer.imported());
   response->set_present(importer.present());
   response->set_artifacts(stream.artifacts());
+  response->set_refused(importer.refused());
+  response->set_refused_reason(importer.refused_reason());
   return grpc::Status::OK;
 }
 

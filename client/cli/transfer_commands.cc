@@ -171,6 +171,12 @@ int RunImport(RemoteSession& remote, const std::string& path) {
   remote.out() << "imported " << response.entries() << " entries ("
                << response.present() << " held already), "
                << response.artifacts() << " artifacts from " << path << "\n";
+  if (response.refused() > 0) {
+    remote.err() << "aotcache: refused " << response.refused()
+                 << " entries; the first: " << response.refused_reason()
+                 << "\n";
+    return 1;
+  }
   return 0;
 }
 

@@ -106,6 +106,15 @@ std::optional<CompileResult> Cache::HitByRequestDigest(
   return hit;
 }
 
+absl::StatusOr<std::string> Cache::KeyOf(const v1::CacheEntry& entry) const {
+  CompileRequest request;
+  request.graph = entry.graph();
+  request.options = entry.options();
+  request.target = entry.target();
+  AOTCACHE_ASSIGN_OR_RETURN(Analyzed a, AnalyzeRequest(request));
+  return a.key;
+}
+
 absl::StatusOr<Cache::Analyzed> Cache::AnalyzeRequest(
     const CompileRequest& request) const {
   Analyzed a;

@@ -131,6 +131,11 @@ class Cache {
                                              const CompileRequest* request,
                                              OnMiss on_miss = OnMiss::kCompile);
 
+  // The key this cache gives the request `entry` was stored for (its
+  // graph, options and target): what an imported entry's key must be to be
+  // hit here. An error when the graph does not analyze.
+  absl::StatusOr<std::string> KeyOf(const v1::CacheEntry& entry) const;
+
   CacheCounters counters() const;
   // Requests currently waiting for an identical in-flight compile.
   int64_t waiting() const {

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
@@ -82,6 +83,18 @@ ExportReader::Handlers StoreImporter::Handlers() {
 }
 
 absl::Status StoreImporter::Entry(v1::CacheEntry entry) {
+  absl::StatusOr<std::string> key = key_of_(entry);
+  if (!key.ok() || *key != entry.key()) {
+    if (refused_++ == 0) {
+      refused_reason_ = absl::StrCat(
+          "entry ", absl::BytesToHexString(entry.key()), ": ",
+          key.ok() ? "its key is not the one this daemon gives its graph "
+                     "(another backend, compiler or build made it, or the "
+                     "file was altered)"
+                   : key.status().message());
+    }
+    return absl::OkStatus();
+  }
   std::vector<std::pair<std::string, std::string>> artifacts;
   const std::vector<std::string> digests = DigestsOf(entry);
   for (const std::string& digest : digests) {

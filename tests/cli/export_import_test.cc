@@ -1,7 +1,8 @@
 // `aotcache export` and `aotcache import` between two real daemons (each on
 // 127.0.0.1:0 over its own RocksDB): what one compiled is a hit in the other,
-// backward included; a damaged file is refused, named, and sends nothing;
-// --prefix exports what it names.
+// backward included; a damaged file is refused, named, and sends nothing; a
+// forged one (entries under each other's keys, the records' hashes redone)
+// is refused entry by entry; --prefix exports what it names.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/remote_commands.h"
+#include "core/store/export_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/daemon.h"
@@ -117,6 +119,61 @@ TEST_F(ExportImportTest, ADamagedFileIsRefusedNamedAndSendsNothing) {
   EXPECT_THAT(err_.str(), HasSubstr("ends inside this record"));
   ASSERT_EQ(Run(*to_, "ls", {}), 0);
   EXPECT_THAT(out_.str(), HasSubstr("0 entries"));
+}
+
+// A file written with valid records (as anyone can: the record hashes are
+// checksums, not signatures) in which the two entries swapped keys: each
+// key would serve the other graph's artifacts. The daemon recomputes each
+// entry's key from its graph and refuses both.
+TEST_F(ExportImportTest, AnEntryWhoseKeyIsNotItsGraphsIsRefused) {
+  ASSERT_EQ(Status(*from_, mlp_), "COMPILE_STATUS_MISS");
+  ASSERT_EQ(Status(*from_, ops_), "COMPILE_STATUS_MISS");
+  ASSERT_EQ(Run(*from_, "export", {"--to=" + file_}), 0) << err_.str();
+  std::vector<std::pair<std::string, std::string>> artifacts;
+  std::vector<v1::CacheEntry> entries;
+  ExportReader reader({[&](const std::string& digest, std::string bytes) {
+                         artifacts.emplace_back(digest, std::move(bytes));
+                         return absl::OkStatus();
+                       },
+                       [&](v1::CacheEntry entry) {
+                         entries.push_back(std::move(entry));
+                         return absl::OkStatus();
+                       }});
+  std::ifstream in(file_, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_THAT(reader.Feed(bytes), IsOk());
+  ASSERT_THAT(reader.Finish(), IsOk());
+  ASSERT_EQ(entries.size(), 2u);
+  std::swap(*entries[0].mutable_key(), *entries[1].mutable_key());
+
+  const std::string forged = file_ + ".forged";
+  {
+    std::ofstream out(forged, std::ios::binary);
+    ExportWriter writer([&](absl::string_view data) {
+      out.write(data.data(), static_cast<std::streamsize>(data.size()));
+      return absl::OkStatus();
+    });
+    for (const auto& [digest, artifact] : artifacts) {
+      ASSERT_THAT(writer.AddArtifact(digest, artifact), IsOk());
+    }
+    for (const v1::CacheEntry& entry : entries) {
+      ASSERT_THAT(writer.AddEntry(entry), IsOk());
+    }
+    ASSERT_THAT(writer.Finish(), IsOk());
+  }
+  EXPECT_EQ(Run(*to_, "import", {forged}), 1);
+  EXPECT_THAT(out_.str(), HasSubstr("imported 0 entries"));
+  EXPECT_THAT(err_.str(), HasSubstr("refused 2 entries"));
+  EXPECT_THAT(err_.str(),
+              HasSubstr("its key is not the one this daemon gives its graph"));
+  ASSERT_EQ(Run(*to_, "ls", {}), 0);
+  EXPECT_THAT(out_.str(), HasSubstr("0 entries"));
+  // Each graph compiles for itself there.
+  EXPECT_EQ(Status(*to_, mlp_), "COMPILE_STATUS_MISS");
+
+  // The honest file imports whole into the same daemon.
+  ASSERT_EQ(Run(*to_, "import", {file_}), 0) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("imported 1 entries (1 held already)"));
 }
 
 TEST_F(ExportImportTest, APrefixExportsTheEntriesItNames) {
