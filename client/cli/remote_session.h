@@ -43,6 +43,17 @@ class RemoteSession {
   }
   // The stored artifact `digest`, checked against it (DaemonCalls).
   absl::Status FetchArtifact(const std::string& digest, v1::Artifact* artifact);
+  // A unary AdminService call (`&v1::AdminService::Stub::Stats`, ...), as
+  // Call.
+  template <typename Request, typename Response>
+  grpc::Status Admin(int seconds,
+                     grpc::Status (v1::AdminService::Stub::*rpc)(
+                         grpc::ClientContext*, const Request&, Response*),
+                     const Request& request, Response* response) const {
+    return Call(seconds, [&](grpc::ClientContext* context) {
+      return (daemon_.admin().*rpc)(context, request, response);
+    });
+  }
   // Reports a failed call; returns the exit code.
   int Fail(const grpc::Status& status);
   int Fail(const absl::Status& status);

@@ -66,9 +66,8 @@ int PrintSource(RemoteSession& remote, const v1::CacheEntry& e) {
 
 int RunStats(RemoteSession& remote, const RemoteInvocation& inv) {
   v1::StatsResponse s;
-  grpc::Status status = remote.Call(10, [&](grpc::ClientContext* context) {
-    return remote.daemon().admin().Stats(context, v1::StatsRequest(), &s);
-  });
+  grpc::Status status =
+      remote.Admin(10, &v1::AdminService::Stub::Stats, v1::StatsRequest(), &s);
   if (!status.ok()) return remote.Fail(status);
   if (inv.json) {
     remote.out() << CliJson(s);
@@ -129,9 +128,8 @@ int RunList(RemoteSession& remote, const RemoteInvocation& inv) {
   v1::ListEntriesResponse all;
   do {
     v1::ListEntriesResponse page;
-    grpc::Status status = remote.Call(30, [&](grpc::ClientContext* context) {
-      return remote.daemon().admin().ListEntries(context, request, &page);
-    });
+    grpc::Status status =
+        remote.Admin(30, &v1::AdminService::Stub::ListEntries, request, &page);
     if (!status.ok()) return remote.Fail(status);
     for (auto& e : *page.mutable_entries()) *all.add_entries() = e;
     all.set_unreadable(all.unreadable() + page.unreadable());
@@ -169,9 +167,8 @@ int RunShow(RemoteSession& remote, const RemoteInvocation& inv,
   v1::GetEntryRequest request;
   request.set_key(key);
   v1::LookupResponse response;
-  grpc::Status status = remote.Call(10, [&](grpc::ClientContext* context) {
-    return remote.daemon().admin().GetEntry(context, request, &response);
-  });
+  grpc::Status status =
+      remote.Admin(10, &v1::AdminService::Stub::GetEntry, request, &response);
   if (!status.ok()) return remote.Fail(status);
   v1::CacheEntry& e = *response.mutable_entry();
   if (inv.source) return PrintSource(remote, e);
@@ -217,9 +214,8 @@ int RunDelete(RemoteSession& remote, const std::string& key) {
   v1::DeleteEntryRequest request;
   request.set_key(key);
   v1::DeleteEntryResponse response;
-  grpc::Status status = remote.Call(10, [&](grpc::ClientContext* context) {
-    return remote.daemon().admin().DeleteEntry(context, request, &response);
-  });
+  grpc::Status status = remote.Admin(10, &v1::AdminService::Stub::DeleteEntry,
+                                     request, &response);
   if (!status.ok()) return remote.Fail(status);
   remote.out() << "deleted " << absl::BytesToHexString(key) << "\n";
   return 0;
@@ -232,9 +228,8 @@ int RunEvict(RemoteSession& remote, const RemoteInvocation& inv) {
     request.set_older_than_seconds(absl::ToInt64Seconds(inv.older_than));
   }
   v1::EvictResponse response;
-  grpc::Status status = remote.Call(3600, [&](grpc::ClientContext* context) {
-    return remote.daemon().admin().Evict(context, request, &response);
-  });
+  grpc::Status status =
+      remote.Admin(3600, &v1::AdminService::Stub::Evict, request, &response);
   if (!status.ok()) return remote.Fail(status);
   if (inv.json) {
     remote.out() << CliJson(response);
@@ -253,10 +248,8 @@ int RunEvict(RemoteSession& remote, const RemoteInvocation& inv) {
 
 int RunVerify(RemoteSession& remote, const RemoteInvocation& inv) {
   v1::VerifyResponse response;
-  grpc::Status status = remote.Call(3600, [&](grpc::ClientContext* context) {
-    return remote.daemon().admin().Verify(context, v1::VerifyRequest(),
-                                          &response);
-  });
+  grpc::Status status = remote.Admin(3600, &v1::AdminService::Stub::Verify,
+                                     v1::VerifyRequest(), &response);
   if (!status.ok()) return remote.Fail(status);
   if (inv.json) {
     remote.out() << CliJson(response);

@@ -23,9 +23,8 @@ int RunTop(RemoteSession& remote, const RemoteInvocation& inv) {
   for (int64_t line = 0; inv.count < 0 || line < inv.count; ++line) {
     if (line > 0) absl::SleepFor(absl::Seconds(inv.interval));
     v1::StatsResponse now;
-    grpc::Status status = remote.Call(10, [&](grpc::ClientContext* context) {
-      return remote.daemon().admin().Stats(context, v1::StatsRequest(), &now);
-    });
+    grpc::Status status = remote.Admin(10, &v1::AdminService::Stub::Stats,
+                                       v1::StatsRequest(), &now);
     if (!status.ok()) return remote.Fail(status);
     const absl::Time now_time = absl::Now();
     if (line % 20 == 0) {
