@@ -127,11 +127,6 @@ std::shared_ptr<const HttpsCertificate::Pair> HttpsCertificate::Current() {
   return pair_;
 }
 
-std::string HttpsCertificate::served_cert_pem() const {
-  absl::MutexLock lock(&mu_);
-  return pair_->cert_pem;
-}
-
 int HttpsCertificate::OnHandshake(SSL* ssl, void* self) {
   const std::shared_ptr<const Pair> pair =
       static_cast<HttpsCertificate*>(self)->Current();

@@ -33,9 +33,6 @@ class HttpsCertificate {
   // Serves it from `ctx`'s handshakes (TLS 1.2 and later).
   void Install(SSL_CTX* ctx);
 
-  // The files' contents as last loaded (for tests and logs).
-  std::string served_cert_pem() const;
-
  private:
   struct Pair;
   HttpsCertificate(std::string cert_file, std::string key_file,
@@ -49,7 +46,7 @@ class HttpsCertificate {
   const std::string cert_file_;
   const std::string key_file_;
   const absl::Duration reload_interval_;
-  mutable absl::Mutex mu_;
+  absl::Mutex mu_;
   std::shared_ptr<const Pair> pair_ ABSL_GUARDED_BY(mu_);
   absl::Time checked_ ABSL_GUARDED_BY(mu_);
 };

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -185,9 +186,17 @@ TEST(HostCompilerTest, CancelAlsoStopsTheCompilesWaitingForACompiler) {
       results[i] = CompileSharedObject("int x;\n", options).status();
     });
   }
-  // The compilers run, the rest wait for one.
+  // The compilers run, the rest wait for one. Every call has begun (made its
+  // private dir, which it does after noting the cancel epoch): a call that
+  // began after the cancel would rightly not be cancelled by it.
   EXPECT_TRUE(testing::WaitUntil(
-      [&] { return StartedCompiles(bin.path()) == MaxConcurrentCompilers(); },
+      [&] {
+        const auto dirs =
+            std::distance(std::filesystem::directory_iterator(tmp.path()),
+                          std::filesystem::directory_iterator());
+        return dirs == n &&
+               StartedCompiles(bin.path()) == MaxConcurrentCompilers();
+      },
       absl::Seconds(30)));
   CancelHostCompiles();
   for (std::thread& t : compiles) t.join();
