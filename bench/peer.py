@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The peer, side by side, on torch 2.x: each zoo model (tests/python/zoo.py)
-trained eagerly, through torch.compile with Inductor (torch's own compiler,
+and each downloaded model (tests/python/downloaded.py: HuggingFace
+transformers, timm, torchvision; `--models downloaded` for all 15) trained eagerly, through torch.compile with Inductor (torch's own compiler,
 with its FX-graph and AOTAutograd caches) and through
 torch.compile(backend="aotcache"), in one run (compare the ratios: these
 machines are shared and noisy).
@@ -51,6 +52,7 @@ SIDES = ("eager", "dynamo", "inductor", "aotcache")
 
 
 def _model(name, backend):
+    import downloaded
     import torch
     import zoo
 
@@ -58,7 +60,7 @@ def _model(name, backend):
     # Inductor fails on the LSTM's mkldnn_rnn_layer with allow_rnn
     # ("expected Tensor() for op"): it runs nn.LSTM eagerly, as by default.
     torch._dynamo.config.allow_rnn = backend != "inductor"
-    w = zoo.ZOO[name](0.0)
+    w = zoo.ZOO[name](0.0) if name in zoo.ZOO else downloaded.MODELS[name]()
     module = w.module.train()
     if backend == "eager_python":
         return w, module
@@ -100,13 +102,18 @@ def step_ms(name, backend, steps):
         _step(w, model, opt)
         if i >= 5:
             times.append(time.perf_counter() - start)
+    result = {"ms": statistics.median(times) * 1e3}
     if backend == "aotcache":
         from aotcache import dynamo
 
-        eager = [e for e in dynamo.cache_info() if e.get("eager")]
-        if eager:
-            raise RuntimeError("aotcache ran graphs eagerly: %s" % eager)
-    return {"ms": statistics.median(times) * 1e3}
+        rows = dynamo.cache_info()
+        whole = [r for r in rows if r.get("eager") and "op" not in r]
+        if whole:
+            raise RuntimeError("aotcache ran graphs eagerly: %s" % whole)
+        eager = sum(r["nodes"] for r in rows if "op" in r)
+        result["compiled"] = 1 - eager / max(1, sum(r["nodes"] for r in rows))
+        result["eager_ops"] = sorted({r["op"] for r in rows if "op" in r})
+    return result
 
 
 BACKENDS = {"eager": "eager_python", "inductor": "inductor", "aotcache": "aotcache",
@@ -119,7 +126,7 @@ def worker(kind, name, side, env_extra, steps=0):
                           side, str(steps)], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise RuntimeError("%s %s %s: %s" % (kind, name, side, out.stderr[-3000:]))
-    return json.loads(out.stdout.strip().splitlines()[-1])["ms"]
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def _daemon_binary():
@@ -133,7 +140,9 @@ def _daemon_binary():
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--models", default="mlp,cnn,resnet18,gpt,encoder,lstm")
+    parser.add_argument("--models", default="mlp,cnn,resnet18,gpt,encoder,lstm",
+                        help="zoo or downloaded models, comma-separated; 'downloaded': "
+                             "the 15 of tests/python/downloaded.py")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warm", type=int, default=3)
@@ -150,6 +159,11 @@ def main():
     print("torch %s; OPENBLAS_NUM_THREADS=%s; torch threads %d; %d steps per process, "
           "%d rounds" % (torch.__version__, os.environ.get("OPENBLAS_NUM_THREADS", "unset"),
                          torch.get_num_threads(), args.steps, args.rounds))
+    names = args.models.split(",")
+    if names == ["downloaded"]:
+        import downloaded
+        names = list(downloaded.MODELS)
+    width = max(9, *(len(n) for n in names))
     with tempfile.TemporaryDirectory() as tmp:
         socket = os.path.join(tmp, "bench.sock")
         daemon = subprocess.Popen([_daemon_binary(), "--listen=unix:" + socket,
@@ -162,21 +176,22 @@ def main():
                 time.sleep(0.02)
             env = {"BENCH_SERVER": "unix:" + socket, "XDG_CACHE_HOME": os.path.join(tmp, "xdg"),
                    "AOTCACHE_SERVER": "unix:" + socket}
-            print("\n%-9s %-25s %-42s %s" % (
-                "model", "cold first step s",
+            print("\n%-*s %-25s %-42s %s" % (
+                width, "model", "cold first step s",
                 "warm first step ms",
-                "train step ms: eager (floor), dynamo, inductor, aotcache"))
-            print("%-9s %-25s %-42s" % ("", "inductor aotcache ratio",
+                "train step ms: eager (floor), dynamo, inductor, aotcache; "
+                "aotcache's ATen nodes compiled"))
+            print("%-*s %-25s %-42s" % (width, "", "inductor aotcache ratio",
                                         "eager dynamo inductor aotcache"))
-            for name in args.models.split(","):
+            for name in names:
                 inductor_env = dict(env, TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "ind-" + name))
-                cold_ind = worker("first", name, "inductor", inductor_env)
-                cold_aot = worker("first", name, "aotcache", env)
+                cold_ind = worker("first", name, "inductor", inductor_env)["ms"]
+                cold_aot = worker("first", name, "aotcache", env)["ms"]
                 warm = {side: [] for side in ("eager", "dynamo", "inductor", "aotcache")}
                 for _ in range(args.warm):
                     for side in warm:
                         side_env = inductor_env if side == "inductor" else env
-                        warm[side].append(worker("first", name, side, side_env))
+                        warm[side].append(worker("first", name, side, side_env)["ms"])
                 eager_first, warm_dynamo, warm_ind, warm_aot = (
                     statistics.median(warm[side]) for side in warm)
                 times = {side: [] for side in SIDES + ("again",)}
@@ -184,21 +199,27 @@ def main():
                     for side in SIDES + ("again",):
                         backend = "eager" if side == "again" else side
                         side_env = inductor_env if side == "inductor" else env
-                        times[side].append(worker("step", name, backend, side_env, args.steps))
+                        result = worker("step", name, backend, side_env, args.steps)
+                        times[side].append(result["ms"])
+                        if side == "aotcache":
+                            split = result
 
                 def ratio(side):
                     return statistics.median(
                         m / e for m, e in zip(times[side], times["eager"]))
 
-                print("%-9s %8.2f %8.2f %6.1fx   %7.0f %6.0f %8.0f %8.0f   "
-                      "%6.2f (%.2fx)  %6.2f %.2fx  %6.2f %.2fx  %6.2f %.2fx"
-                      % (name, cold_ind / 1e3, cold_aot / 1e3, cold_ind / cold_aot,
+                print("%-*s %8.2f %8.2f %6.1fx   %7.0f %6.0f %8.0f %8.0f   "
+                      "%6.2f (%.2fx)  %6.2f %.2fx  %6.2f %.2fx  %6.2f %.2fx  %5.1f%%"
+                      % (width, name, cold_ind / 1e3, cold_aot / 1e3, cold_ind / cold_aot,
                          eager_first, warm_dynamo, warm_ind, warm_aot,
                          statistics.median(times["eager"]), ratio("again"),
                          statistics.median(times["dynamo"]), ratio("dynamo"),
                          statistics.median(times["inductor"]), ratio("inductor"),
-                         statistics.median(times["aotcache"]), ratio("aotcache")),
-                      flush=True)
+                         statistics.median(times["aotcache"]), ratio("aotcache"),
+                         100 * split["compiled"]), flush=True)
+                if split["eager_ops"]:
+                    print("%-*s eager islands: %s" % (width, "", ", ".join(split["eager_ops"])),
+                          flush=True)
         finally:
             daemon.terminate()
             daemon.wait()

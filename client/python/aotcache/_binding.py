@@ -28,3 +28,4 @@ else:
 Client = extension.Client
 parse_graph = extension.parse_graph
 set_blas_threads = extension.set_blas_threads
+supported_ops = extension.supported_ops

@@ -109,11 +109,19 @@ def _package_digest() -> str:
     return digest.hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def _registry_digest() -> str:
+    """The ops this aotcache compiles: the trace decomposes the others, and
+    the split runs them eagerly."""
+    from .graph_split import supported_ops
+    return hashlib.sha256("\n".join(sorted(supported_ops())).encode()).hexdigest()
+
+
 def global_state() -> List[Any]:
     """The process-wide switches that change what make_fx records, and the
-    versions of torch and of aotcache's export."""
+    versions of torch and of aotcache's export and registry."""
     return [
-        torch.__version__, _package_digest(), torch.get_default_dtype(),
+        torch.__version__, _package_digest(), _registry_digest(), torch.get_default_dtype(),
         torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"),
         torch.are_deterministic_algorithms_enabled(), torch.backends.mkldnn.enabled,
         torch.backends.cuda.flash_sdp_enabled(), torch.backends.cuda.math_sdp_enabled(),

@@ -32,7 +32,7 @@ import base64
 import math
 import operator
 import sys
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import torch
 import torch.fx
@@ -211,10 +211,10 @@ class Exported:
     the trace read (module attributes, plain globals) and must still hold,
     and where each input's storage begins (storage_spans)."""
 
-    def __init__(self, graph: Dict[str, Any], lifted: List[torch.Tensor],
+    def __init__(self, graph: Optional[Dict[str, Any]], lifted: List[torch.Tensor],
                  version_moved: List[bool], guards: Guards,
                  groups: List[Optional[int]]):
-        self.graph = graph
+        self.graph = graph  # None when the trace must split (`refused`)
         self.lifted = lifted
         # Per input (arguments, then lifted): whether the call moves its
         # version counter. A write through `.data` (a tensor with a counter
@@ -225,6 +225,13 @@ class Exported:
         # span (storage_spans), else None. The runtime borrows the inputs of
         # a span from the first element any of them reaches.
         self.groups = groups
+        # The traced ATen graph, reading the caller's captured tensors (not
+        # the trace's copies); the grad mode it was traced under; and, when
+        # export_function was given the ops to split at, the nodes of it
+        # the graph cannot hold or aotcache cannot compile, with why.
+        self.traced: Optional[torch.fx.GraphModule] = None
+        self.grad_enabled = True
+        self.refused: Dict[torch.fx.Node, str] = {}
 
 
 def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
@@ -237,13 +244,15 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
 
 
 def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True,
-                    captures: Optional[Callable] = None) -> Exported:
+                    captures: Optional[Callable] = None,
+                    split_at: Optional[FrozenSet[str]] = None) -> Exported:
     """export_graph, lifting every captured tensor the graph reads to an
     input and counting storages from their spans (when `lift`), and
-    recording the
-    guards. `captures`: whose
-    captured tensors, modules and globals to follow (default fn; a wrapper
-    passes the user's function)."""
+    recording the guards. `captures`: whose captured tensors, modules and
+    globals to follow (default fn; a wrapper passes the user's function).
+    `split_at`: the ops aotcache compiles; when given, the trace decomposes
+    the others where torch has a decomposition, and when nodes remain that
+    the graph cannot hold, the Exported has no graph but `refused`."""
     args = list(args)
     for i, a in enumerate(args):
         if not isinstance(a, torch.Tensor):
@@ -269,9 +278,20 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
                 c.grad = a.grad.detach().clone()
                 captured.grad_of[id(c.grad)] = "argument %d" % i
         before = [c._version for c in copies]
-        gm = trace(fn, copies)
+        grad_enabled = torch.is_grad_enabled()
+        gm = trace(fn, copies, split_at)
         version_moved = [c._version != v for c, v in zip(copies, before)]
-        exported = _export_traced(gm, args, version_moved, captured, lift, spans)
+        refused = refusals(gm, split_at) if split_at is not None else {}
+        if refused:
+            exported = Exported(None, [], version_moved, Guards(), [])
+            exported.refused = refused
+        else:
+            exported = _export_traced(gm, args, version_moved, captured, lift, spans)
+        originals = _read_originals(gm, captured)
+        if refused:
+            exported.lifted = originals
+        exported.traced = gm
+        exported.grad_enabled = grad_enabled
     places = {id(t): (holder, key) for holder, key, t, _ in reach.tensors}
     # The objects stay those the trace read from (a config replaced by
     # another retraces), as the lifted tensors stay those it lifted.
@@ -279,6 +299,45 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
                              [places[id(t)] + (t,) for t in exported.lifted if id(t) in places]
                              + reach.objects)
     return exported
+
+
+def refusals(gm: torch.fx.GraphModule, supported: FrozenSet[str]) -> Dict[torch.fx.Node, str]:
+    """The call nodes of traced graph `gm` that an aotcache graph cannot
+    hold (an op outside `supported`, an argument or a result it cannot
+    express), each with why."""
+    refused: Dict[torch.fx.Node, str] = {}
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or n.target is operator.getitem:
+            continue
+        try:
+            op = op_name(n.target)
+            if op not in supported:
+                refused[n] = "aotcache has no %s" % op
+                continue
+            where = "node %s (%s)" % (n.name, op)
+            _, args = _without_fractional_scales(op, n.args, n)
+            for a in list(args) + list(n.kwargs.values()):
+                _argument(a, where)
+            for layout in _declared_layouts(n):
+                _layout_meta(layout, "result of node %s" % n.name)
+        except ExportError as e:
+            refused[n] = str(e)
+    return refused
+
+
+def _read_originals(gm: torch.fx.GraphModule, captured: Captured) -> List[torch.Tensor]:
+    """Points gm's reads of captured tensors (the trace's copies) at the
+    caller's tensors, and returns those."""
+    originals = []
+    for n in gm.graph.nodes:
+        if n.op != "get_attr":
+            continue
+        value = getattr(gm, n.target)
+        original = captured.original.get(id(value))
+        if original is not None:
+            setattr(gm, n.target, original[0])
+            originals.append(original[0])
+    return originals
 
 
 # Ops whose schema does not say what they write, and which of their

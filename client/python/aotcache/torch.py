@@ -43,7 +43,7 @@ from typing import Any, Callable, Dict, List, Optional
 import torch
 from torch.utils import _pytree as pytree
 
-from . import call_signature, front_key, fx_export, torch_version
+from . import call_signature, front_key, fx_export, graph_split, torch_version
 from ._binding import Client
 from ._runtime import CompiledEntry
 from .errors import CompileError, Error, Unimplemented
@@ -116,8 +116,11 @@ def aot_function(fn: Callable, *, server: Optional[str] = None,
       unix socket, started if absent).
     backend: None: the daemon compiles with its backend (aotcached
       --backend: native when it has a C++ compiler, else reference).
-    fallback: None (an op aotcache lacks raises CompileError naming it) or
-      "eager" (fn runs eagerly instead, with a warning).
+    fallback: None (the default: the nodes aotcache cannot compile run
+      eagerly between compiled segments, graph_split.py; what cannot be
+      split raises CompileError), "error" (any node aotcache cannot compile
+      raises CompileError naming it) or "eager" (fn runs eagerly whenever
+      it cannot be traced or compiled whole, with a warning).
     rng: "philox" (random ops run compiled, seeded from torch's default
       generator each call) or "eager" (a function with random ops runs
       eagerly: torch's own random stream, bit for bit).
@@ -130,8 +133,8 @@ def _check_options(backend: Optional[str], fallback: Optional[str], rng: str) ->
     if backend is not None:
         raise ValueError("backend: the daemon chooses (aotcached --backend); pass None, "
                          "not %r" % (backend,))
-    if fallback not in (None, "eager"):
-        raise ValueError("fallback must be None or 'eager', not %r" % (fallback,))
+    if fallback not in (None, "eager", "error"):
+        raise ValueError("fallback must be None, 'error' or 'eager', not %r" % (fallback,))
     if rng not in ("philox", "eager"):
         raise ValueError("rng must be 'philox' or 'eager', not %r" % (rng,))
 
@@ -153,6 +156,8 @@ class _Compiled:
         self.trace_ms = trace_ms        # make_fx and the export
         self.compile_ms = compile_ms    # the request (a hit or a compile) and loading
         self.front = ""                 # "hit", "miss" (and traced), "" (no front key)
+        self.nodes = 0                  # The graph's ATen nodes (getitem aside)
+        self.split: Optional[graph_split.SplitGraph] = None  # entry, when split
 
 
 class AotFunction:
@@ -212,11 +217,19 @@ class AotFunction:
         spent tracing (make_fx and the export, "trace_ms") and on the
         request and loading the artifacts ("compile_ms"); for a
         torch.compile graph, whether its front key found the exported graph
-        and skipped the trace ("front": "hit", "miss" or "" for none)."""
+        and skipped the trace ("front": "hit", "miss" or "" for none); its
+        count of ATen nodes ("nodes"). A signature split at nodes aotcache
+        cannot compile (graph_split.py) has a row per compiled segment,
+        with its number ("segment"), then one per island of eager nodes:
+        status "eager", the op ("op"), how many nodes ("nodes"), and why
+        ("eager")."""
         rows = []
         with self._lock:
             compiled = list(self._order)
         for c in compiled:
+            if c.split is not None:
+                rows.extend(_split_rows(c))
+                continue
             n = c.native
             rows.append({
                 "key": n.key if n is not None else "",
@@ -230,6 +243,7 @@ class AotFunction:
                 "trace_ms": c.trace_ms,
                 "compile_ms": c.compile_ms,
                 "front": c.front,
+                "nodes": c.nodes,
             })
         return rows
 
@@ -269,6 +283,17 @@ class AotFunction:
         if record is None:
             return None
         start = time.perf_counter()
+        hooks = [self._fn] if isinstance(self._fn, torch.nn.Module) else []
+        if record.get("split"):
+            try:
+                plan = graph_split.SplitPlan.from_json(json.loads(record["graph"]))
+                compiled = self._run_split(plan, front_key.loads_spec(record["out_spec"]),
+                                           Guards(hookless=hooks))
+            except (AttributeError, KeyError, TypeError, ValueError):
+                return None
+            compiled.front = "hit"
+            compiled.compile_ms = (time.perf_counter() - start) * 1e3
+            return compiled
         try:
             out_spec = front_key.loads_spec(record["out_spec"])
             client = _client(self._server)
@@ -278,10 +303,10 @@ class AotFunction:
         except (Error, KeyError, TypeError, ValueError):
             return None
         _warn_if_in_process(native, client)
-        hooks = [self._fn] if isinstance(self._fn, torch.nn.Module) else []
         compiled = _Compiled(entry, native, out_spec, Guards(hookless=hooks),
                              compile_ms=(time.perf_counter() - start) * 1e3)
         compiled.front = "hit"
+        compiled.nodes = int(record.get("nodes", 0))
         return compiled
 
     def _trace_and_compile(self, args, kwargs, leaves, spec, tensor_at, unique, source,
@@ -301,10 +326,15 @@ class AotFunction:
         tensors = [leaves[tensor_at[n]] for n in unique]
         name = getattr(self._fn, "__name__", "the function")
         start = time.perf_counter()
+        split_at = graph_split.supported_ops() if self._fallback is None else None
+        exported = None
         try:
             with torch.random.fork_rng(devices=[]):
-                exported = fx_export.export_function(traced, tensors, captures=self._fn)
+                exported = fx_export.export_function(traced, tensors, captures=self._fn,
+                                                     split_at=split_at)
             traced_at = time.perf_counter()
+            if exported.refused:
+                return self._split(exported, exported.refused, out_spec[0], start, front)
             uses_rng = fx_export.uses_random_ops(exported.graph)
             if uses_rng and self._rng == "eager":
                 return _Compiled(None, None, out_spec[0], exported.guards,
@@ -319,8 +349,16 @@ class AotFunction:
             timings = dict(trace_ms=(traced_at - start) * 1e3,
                            compile_ms=(time.perf_counter() - traced_at) * 1e3)
         except Error as e:
+            refused = graph_split.refused_nodes(exported.traced, str(e)) \
+                if split_at is not None and exported is not None and \
+                e.code == "INVALID_ARGUMENT" else {}
+            if refused:
+                return self._split(exported, refused, out_spec[0], start, front)
             if self._fallback != "eager":
-                raise CompileError("aotcache cannot compile %s: %s" % (name, e), e.code) from None
+                option = (" (fallback='error'; by default the nodes aotcache cannot compile "
+                          "run eagerly)" if self._fallback == "error" else "")
+                raise CompileError("aotcache cannot compile %s: %s%s" % (name, e, option),
+                                   e.code) from None
             return self._eager(name, str(e))
         except Exception as e:  # make_fx's own: .item(), data-dependent control flow
             if self._fallback != "eager":
@@ -329,6 +367,7 @@ class AotFunction:
         entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng,
                               exported.groups)
         compiled = _Compiled(entry, native, out_spec[0], exported.guards, **timings)
+        compiled.nodes = sum(1 for n in exported.graph["nodes"] if n["op"] != "getitem")
         if front:
             compiled.front = "miss"
             spec_text = front_key.dumps_spec(out_spec[0])
@@ -336,12 +375,95 @@ class AotFunction:
                 front_key.default_store().save(front, {
                     "graph": json.dumps(exported.graph), "out_spec": spec_text,
                     "version_moved": exported.version_moved, "uses_rng": uses_rng,
-                    "groups": exported.groups})
+                    "groups": exported.groups, "nodes": compiled.nodes})
+        return compiled
+
+    def _split(self, exported: fx_export.Exported, refused, out_spec, start: float,
+               front: str) -> _Compiled:
+        """fn's trace split at the `refused` nodes (graph_split.py): its
+        segments compiled as functions of their own. The split is kept
+        under the front key, if any."""
+        plan = graph_split.plan(exported.traced, refused, exported.grad_enabled)
+        record = None
+        if front and not exported.lifted:
+            try:
+                record = {"graph": json.dumps(plan.to_json()), "split": True,
+                          "out_spec": front_key.dumps_spec(out_spec)}
+            except TypeError:
+                record = None
+        compiled = self._run_split(plan, out_spec, exported.guards)
+        compiled.trace_ms = (time.perf_counter() - start) * 1e3
+        if front:
+            compiled.front = "miss"
+            if record is not None and record["out_spec"] is not None:
+                front_key.default_store().save(front, record)
+        return compiled
+
+    def _run_split(self, plan: graph_split.SplitPlan, out_spec, guards: Guards) -> _Compiled:
+        def compile_segment(segment: torch.fx.GraphModule) -> AotFunction:
+            return AotFunction(segment, self._server, self._fallback, self._rng,
+                               watch_captures=False,
+                               front=front_key.graph_material(segment)
+                               if self._front is not None else None)
+
+        split = graph_split.SplitGraph(plan, compile_segment)
+        _warn_split(getattr(self._fn, "__name__", "the function"), plan)
+        compiled = _Compiled(_SplitEntry(split), None, out_spec, guards)
+        compiled.split = split
         return compiled
 
     def _eager(self, name: str, reason: str) -> _Compiled:
         warnings.warn("aotcache: running %s eagerly: %s" % (name, reason))
         return _Compiled(None, None, None, eager_reason=reason)
+
+
+class _SplitEntry:
+    """A split function's entry, called as a CompiledEntry is."""
+
+    lifted: List[torch.Tensor] = []  # The split graph reads captured tensors itself.
+
+    def __init__(self, split: graph_split.SplitGraph):
+        self.split = split
+
+    def __call__(self, inputs: List[torch.Tensor]) -> List[torch.Tensor]:
+        return self.split(inputs)
+
+
+_warned_split = False
+
+
+def _warn_split(name: str, plan: graph_split.SplitPlan) -> None:
+    """Once per process: ops run eagerly between compiled segments."""
+    global _warned_split
+    eager = plan.total_nodes - plan.compiled_nodes
+    ops = ", ".join("%s (%d)" % (i.op, i.nodes) for i in plan.islands[:8])
+    _log.info("aotcache: %s: %d of %d ATen nodes run eagerly: %s", name, eager,
+              plan.total_nodes, ops)
+    if _warned_split:
+        return
+    _warned_split = True
+    warnings.warn("aotcache: %s: %d of its %d ATen nodes run eagerly, between compiled "
+                  "segments: %s%s. cache_info() lists each segment and island with its "
+                  "reason (for every graph; this warning comes once per process); "
+                  "fallback='error' refuses instead."
+                  % (name, eager, plan.total_nodes, ops,
+                     ", ..." if len(plan.islands) > 8 else ""), stacklevel=7)
+
+
+def _split_rows(c: _Compiled) -> List[Dict[str, Any]]:
+    """cache_info()'s rows of a split function: each segment's own rows
+    (with its number, "segment"), then a row per island (the op, its
+    count, "nodes", and the reason, "eager")."""
+    rows = []
+    for k, segment in enumerate(c.split.segments):
+        for row in segment.cache_info():
+            rows.append(dict(row, segment=k))
+    for island in c.split.plan.islands:
+        rows.append({"key": "", "mode": "", "status": "eager", "backward": "none",
+                     "source": "", "backend": "", "fallback_reason": "",
+                     "eager": island.reason, "trace_ms": 0.0, "compile_ms": 0.0,
+                     "front": c.front, "nodes": island.nodes, "op": island.op})
+    return rows
 
 
 def _holding(candidates: Optional[List[_Compiled]]) -> Optional[_Compiled]:

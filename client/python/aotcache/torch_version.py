@@ -36,9 +36,10 @@ torch 2.x (2.13 run here through aotcache._core):
 """
 
 import contextlib
+import functools
 import operator
 import threading
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import torch
 import torch.fx
@@ -69,9 +70,12 @@ def _layout(t: torch.Tensor) -> Layout:
     return (tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.device)
 
 
-def trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
+def trace(fn: Callable, args: List[torch.Tensor],
+          supported: Optional[FrozenSet[str]] = None) -> torch.fx.GraphModule:
     """make_fx(fn, tracing_mode="real")(*args), labelling every node with the
-    grad mode in force when the tracer created it."""
+    grad mode in force when the tracer created it. Given the ops aotcache
+    compiles (`supported`), the others are recorded as torch's
+    decompositions write them, where torch 2.x has one (missing_op_decompositions)."""
     if _Tracer is None:
         raise ExportError("this torch has no PythonKeyTracer; update aotcache.torch_version")
     original = _Tracer.create_node
@@ -96,8 +100,9 @@ def trace(fn: Callable, args: List[torch.Tensor]) -> torch.fx.GraphModule:
     _proxy_tensor.track_tensor_tree = track_tensor_tree
     try:
         with _RefuseUnrecorded(), _CustomFunctions():
-            return _make_fx(fn, decomposition_table=_DECOMPOSITIONS,
-                            tracing_mode="real")(*args)
+            table = _DECOMPOSITIONS if supported is None else \
+                missing_op_decompositions(supported)
+            return _make_fx(fn, decomposition_table=table, tracing_mode="real")(*args)
     finally:
         _Tracer.create_node = original
         _proxy_tensor.track_tensor_tree = original_track
@@ -188,6 +193,23 @@ if int(torch.__version__.split(".")[0]) >= 2:
     _DECOMPOSITIONS[torch.ops.aten.hardswish.default] = _hardswish_2x
     _DECOMPOSITIONS[torch.ops.aten.hardswish_.default] = \
         lambda x: x.copy_(_hardswish_2x(x))
+
+
+@functools.lru_cache(maxsize=4)
+def missing_op_decompositions(supported: FrozenSet[str]) -> Dict[Any, Callable[..., Any]]:
+    """_DECOMPOSITIONS, and torch's core ATen decompositions (the table
+    Inductor and ExecuTorch build on; torch 2.x) of the ops outside
+    `supported`: a graph then reaches aotcache in ops it compiles wherever
+    torch can write it so."""
+    table = dict(_DECOMPOSITIONS)
+    try:
+        from torch._decomp import core_aten_decompositions
+    except ImportError:  # torch 1.13: none
+        return table
+    for op, decomposition in core_aten_decompositions().items():
+        if op not in table and str(op) not in supported:
+            table[op] = decomposition
+    return table
 
 
 class _CustomFunctions:

@@ -2,10 +2,15 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "absl/strings/escaping.h"
 #include "aotcache/v1/service.pb.h"
 #include "client/python/native/status_error.h"
 #include "core/graph/graph_json.h"
+#include "core/graph/op_registry.h"
 #include "core/runtime/blas_threads.h"
 
 namespace py = pybind11;
@@ -30,6 +35,17 @@ v1::Graph ParseGraph(const std::string& graph_json) {
   v1::Graph graph;
   Check(ParseJson(graph_json, &graph));
   return graph;
+}
+
+// The ops this build's registry compiles (decompositions included), in
+// torch's printed form ("aten.add_.Tensor"), sorted.
+std::vector<std::string> SupportedOps() {
+  std::vector<std::string> names;
+  for (const OpInfo& op : OpRegistry::Get().ops()) {
+    names.push_back(op.qualified_name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 class PyClient {
@@ -137,6 +153,7 @@ py::class_<Function> BindClient(py::module_& m) {
   py::class_<v1::Graph>(m, "Graph");
   m.def("parse_graph", &ParseGraph);
   m.def("set_blas_threads", &SetBlasThreads, py::arg("threads"));
+  m.def("supported_ops", &SupportedOps);
   py::class_<Function> function(m, "Function");
   function.def_property_readonly("key", &Function::key)
       .def_property_readonly("mode", &Function::mode)

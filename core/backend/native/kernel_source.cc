@@ -33,9 +33,13 @@ constexpr Formula kFormulas[] = {
     {"aten.sigmoid.default", 1, "static_cast<C>(C(1) / (C(1) + vm::exp(-a)))"},
     {"aten.sqrt.default", 1, "static_cast<C>(vm::sqrt(a))"},
     {"aten.rsqrt.default", 1, "static_cast<C>(C(1) / vm::sqrt(a))"},
-    // The exponent b is a number: a literal the branch folds on.
+    // The exponent b is a number: a literal the branches fold on. The
+    // exponents eager computes without pow (its pow_tensor_scalar kernel:
+    // 2, 3, 0.5, -0.5, -1, -2) as it does; others through libmvec's pow.
     {"aten.pow.Tensor_Scalar", 2,
-     "static_cast<C>(b == 2 ? a * a : vm::pow(a, b))"},
+     "static_cast<C>(b == 2 ? a * a : b == 3 ? a * a * a : b == 1 ? a : "
+     "b == 0.5 ? vm::sqrt(a) : b == -0.5 ? C(1) / vm::sqrt(a) : "
+     "b == -1 ? C(1) / a : b == -2 ? C(1) / (a * a) : vm::pow(a, b))"},
     // libm's atan2f for float (builtins: the preamble declares no atan2).
     {"aten.atan2.default", 2,
      "static_cast<C>(sizeof(C) == 4 ? __builtin_atan2f(a, b) "
@@ -129,6 +133,8 @@ float expm1f(float);
 #pragma omp declare simd notinbranch
 float log1pf(float);
 #pragma omp declare simd notinbranch
+float powf(float, float);
+#pragma omp declare simd notinbranch
 double exp(double);
 #pragma omp declare simd notinbranch
 double log(double);
@@ -144,6 +150,8 @@ double erf(double);
 double expm1(double);
 #pragma omp declare simd notinbranch
 double log1p(double);
+#pragma omp declare simd notinbranch
+double pow(double, double);
 // CBLAS (OpenBLAS): row-major 101, no transpose 111, transpose 112.
 void cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
                  const float*, int, float, float*, int);
@@ -183,7 +191,7 @@ inline float erf(float x) { return erff(x); }
 inline float expm1(float x) { return expm1f(x); }
 inline float log1p(float x) { return log1pf(x); }
 inline float sqrt(float x) { return __builtin_sqrtf(x); }
-inline float pow(float x, float y) { return __builtin_powf(x, y); }
+inline float pow(float x, float y) { return powf(x, y); }
 inline double exp(double x) { return ::exp(x); }
 inline double log(double x) { return ::log(x); }
 inline double sin(double x) { return ::sin(x); }
@@ -193,7 +201,7 @@ inline double erf(double x) { return ::erf(x); }
 inline double expm1(double x) { return ::expm1(x); }
 inline double log1p(double x) { return ::log1p(x); }
 inline double sqrt(double x) { return __builtin_sqrt(x); }
-inline double pow(double x, double y) { return __builtin_pow(x, y); }
+inline double pow(double x, double y) { return ::pow(x, y); }
 }  // namespace vm
 
 )";
