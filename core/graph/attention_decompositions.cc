@@ -6,8 +6,10 @@
 // dropout on the weights, and the scores' logsumexp. Its gradients are those
 // of those ops; the results have eager's layouts (the output laid out as the
 // query, the logsumexp as (batch, length, heads)), which the views a trace
-// takes of them rely on. torch's math attention (taken with dropout)
-// records _safe_softmax: a softmax that gives 0 on a row masked whole.
+// takes of them rely on. With fewer key/value heads than query heads
+// (grouped-query attention), each key/value head serves its group of
+// consecutive query heads, as enable_gqa. torch's math attention (taken with
+// dropout) records _safe_softmax: a softmax that gives 0 on a row masked whole.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -22,16 +24,19 @@ namespace {
 using decompositions_internal::ArgError;
 using Results = absl::StatusOr<std::vector<int>>;
 
-// x (4-d) as a contiguous (batch * heads, rows, columns).
+// x (4-d, or 5-d from RepeatHeads) as a contiguous (batch * heads, rows,
+// columns).
 absl::StatusOr<int> Flat3(Decomposer& d, int x) {
   const Meta m = d.meta(x);
+  const int64_t rows = m.shape[m.dim() - 2], columns = m.shape[m.dim() - 1];
+  int64_t matrices = 1;
+  for (int64_t k = 0; k + 2 < m.dim(); ++k) matrices *= m.shape[k];
   AOTCACHE_ASSIGN_OR_RETURN(
       int dense,
       d.EmitOne("aten.clone.default",
                 {TensorArg(x), StringArg("torch.contiguous_format")}));
   return d.EmitOne("aten.view.default",
-                   {TensorArg(dense), IntsArg({m.shape[0] * m.shape[1],
-                                               m.shape[2], m.shape[3]})});
+                   {TensorArg(dense), IntsArg({matrices, rows, columns})});
 }
 
 // x (contiguous) laid out in memory in the order of `like`'s strides (a
@@ -58,6 +63,20 @@ absl::StatusOr<int> LaidOutAs(Decomposer& d, int x, const Meta& like) {
                    {TensorArg(dense), IntsArg(inverse)});
 }
 
+// x (batch, kv_heads, length, features) with each head repeated for the
+// `heads / kv_heads` query heads that share it, as torch's enable_gqa
+// (repeat_interleave over the heads): a view, or x itself.
+absl::StatusOr<int> RepeatHeads(Decomposer& d, int x, int64_t heads) {
+  const Meta m = d.meta(x);
+  if (m.shape[1] == heads) return x;
+  const int64_t group = heads / m.shape[1];
+  AOTCACHE_ASSIGN_OR_RETURN(int grouped, d.EmitOne("aten.unsqueeze.default",
+                                                   {TensorArg(x), IntArg(2)}));
+  return d.EmitOne("aten.expand.default",
+                   {TensorArg(grouped), IntsArg({m.shape[0], m.shape[1], group,
+                                                 m.shape[2], m.shape[3]})});
+}
+
 // The logsumexp of scores (4-d) over the last dim, as (batch, heads, rows)
 // laid out as (batch, rows, heads).
 absl::StatusOr<int> ScoresLogSumExp(Decomposer& d, int scores) {
@@ -78,8 +97,10 @@ Results FlashAttentionForCpu(Decomposer& d) {
                     "query, key and value must be 4-d (batch, heads, "
                     "length, features)");
   }
-  if (k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] ||
-      k.shape[1] != q.shape[1] || v.shape[1] != q.shape[1] ||
+  // Grouped-query attention: fewer key/value heads than query heads, each
+  // shared by a group of consecutive query heads.
+  if (k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] || k.shape[1] == 0 ||
+      q.shape[1] % k.shape[1] != 0 || v.shape[1] != k.shape[1] ||
       k.shape[3] != q.shape[3] || v.shape[2] != k.shape[2]) {
     return ArgError("key", "query, key and value do not fit one another");
   }
@@ -97,8 +118,12 @@ Results FlashAttentionForCpu(Decomposer& d) {
                      ? 1.0 / std::sqrt(static_cast<double>(q.shape[3]))
                      : d.arg(6).AsDouble();
   AOTCACHE_ASSIGN_OR_RETURN(int q3, Flat3(d, d.arg(0).values[0]));
-  AOTCACHE_ASSIGN_OR_RETURN(int k3, Flat3(d, d.arg(1).values[0]));
-  AOTCACHE_ASSIGN_OR_RETURN(int v3, Flat3(d, d.arg(2).values[0]));
+  AOTCACHE_ASSIGN_OR_RETURN(int k_heads,
+                            RepeatHeads(d, d.arg(1).values[0], heads));
+  AOTCACHE_ASSIGN_OR_RETURN(int k3, Flat3(d, k_heads));
+  AOTCACHE_ASSIGN_OR_RETURN(int v_heads,
+                            RepeatHeads(d, d.arg(2).values[0], heads));
+  AOTCACHE_ASSIGN_OR_RETURN(int v3, Flat3(d, v_heads));
   AOTCACHE_ASSIGN_OR_RETURN(
       int kt,
       d.EmitOne("aten.transpose.int", {TensorArg(k3), IntArg(1), IntArg(2)}));

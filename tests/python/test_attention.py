@@ -72,3 +72,18 @@ def test_attention_dropout_keeps_the_expected_value(daemon):
     runs = torch.stack([f(q, k, v) for _ in range(400)])
     assert not torch.equal(runs[0], runs[1])
     assert torch.allclose(runs.mean(0), plain, atol=0.15), (runs.mean(0) - plain).abs().max()
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_grouped_query_attention(daemon, causal):
+    """Fewer key/value heads than query heads (Llama's grouped-query
+    attention): each key/value head serves two query heads, compiled."""
+    torch.manual_seed(2)
+    q = torch.randn(2, 4, 5, 8, requires_grad=True)
+    k, v = (torch.randn(2, 2, 5, 8, requires_grad=True) for _ in range(2))
+
+    def f(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+
+    _match(daemon, f, [q, k, v])
+    aot_function(f, server=daemon, fallback="error")(q, k, v)  # Whole: no island.

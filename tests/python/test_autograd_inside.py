@@ -72,7 +72,8 @@ class GradReverse(torch.autograd.Function):
 def test_a_custom_function_is_refused_naming_it(daemon):
     torch.manual_seed(0)
     a, b = nn.Linear(4, 4), nn.Linear(4, 4)
-    g = aot_function(lambda x: b(GradReverse.apply(a(x))).sum(), server=daemon)
+    g = aot_function(lambda x: b(GradReverse.apply(a(x))).sum(), server=daemon,
+                     fallback="error")
     version = a.weight._version
     with pytest.raises(CompileError, match="custom autograd.Function .*GradReverse"):
         g(torch.randn(3, 4))
@@ -107,7 +108,7 @@ def test_register_hook_inside_is_refused(daemon):
         return h.sum()
 
     with pytest.raises(CompileError, match="register_hook"):
-        aot_function(f, server=daemon)(torch.randn(3, requires_grad=True))
+        aot_function(f, server=daemon, fallback="error")(torch.randn(3, requires_grad=True))
 
 
 @pytest.mark.parametrize("how", ["grad", "backward"])
@@ -120,7 +121,7 @@ def test_autograd_inside_is_refused(daemon, how):
         return y
 
     with pytest.raises(CompileError, match="grad|backward"):
-        aot_function(f, server=daemon)(torch.randn(3, requires_grad=True))
+        aot_function(f, server=daemon, fallback="error")(torch.randn(3, requires_grad=True))
 
 
 @pytest.mark.parametrize("make", [

@@ -196,3 +196,19 @@ def test_torch_compile_finds_the_split_under_its_front_key(daemon, tmp_path, mon
     warm = step()
     assert [r["key"] for r in _segments(warm)] == [r["key"] for r in _segments(cold)]
     assert all(r["front"] == "hit" and r["trace_ms"] == 0 for r in warm), warm
+
+
+def test_what_cannot_be_traced_runs_eagerly_by_default(daemon):
+    """A forward hook (which a compiled call would skip): the module runs
+    eagerly, its hook called, with a warning and the reason in cache_info()."""
+    calls = []
+    m = nn.Linear(3, 3)
+    m.register_forward_hook(lambda mod, i, o: calls.append(1))
+    compiled = aot_torch.aot_module(m, server=daemon)
+    x = torch.randn(2, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.testing.assert_close(compiled(x), m(x))
+    assert calls == [1, 1]
+    assert any("running" in str(w.message) and "eagerly" in str(w.message) for w in caught)
+    assert "forward hooks" in compiled.cache_info()[0]["eager"]

@@ -229,7 +229,7 @@ def test_hooks_on_a_compiled_module_are_refused_naming_the_module(daemon):
     m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
     calls = []
     handle = m[0].register_forward_hook(lambda mod, i, o: calls.append(1))
-    cm = aot_module(m, server=daemon)
+    cm = aot_module(m, server=daemon, fallback="error")
     with pytest.raises(CompileError, match=r"0 \(Linear\) has forward hooks"):
         cm(torch.randn(2, 4))
     handle.remove()
@@ -245,7 +245,7 @@ def test_backward_hooks_are_refused_as_forward_hooks_are(daemon):
     """Eager runs them in the backward; the compiled backward would not."""
     torch.manual_seed(0)
     m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
-    cm = aot_module(m, server=daemon)
+    cm = aot_module(m, server=daemon, fallback="error")
     x = torch.randn(2, 4)
     cm(x)
     handle = m[1].register_full_backward_hook(lambda mod, gi, go: None)

@@ -203,9 +203,10 @@ def test_scatter_reduce_of_integers_prod_and_scatter_add_in_place(compile_):
            TIED_SELF, TIED_INDEX, TIED_SRC)
 
 
-def test_scatter_reduce_prod_gradient_is_refused_by_name(compile_):
+def test_scatter_reduce_prod_gradient_is_refused_by_name(daemon):
     from aotcache.torch import CompileError
-    f = compile_(lambda x, i, s: x.scatter_reduce(1, i, s, "prod"))
+    f = aot_function(lambda x, i, s: x.scatter_reduce(1, i, s, "prod"), server=daemon,
+                     fallback="error")
     with pytest.raises(CompileError, match="scatter_reduce with reduce='prod'"):
         f(TIED_SELF.clone().requires_grad_(), TIED_INDEX, TIED_SRC)
 

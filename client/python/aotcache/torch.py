@@ -117,10 +117,11 @@ def aot_function(fn: Callable, *, server: Optional[str] = None,
     backend: None: the daemon compiles with its backend (aotcached
       --backend: native when it has a C++ compiler, else reference).
     fallback: None (the default: the nodes aotcache cannot compile run
-      eagerly between compiled segments, graph_split.py; what cannot be
-      split raises CompileError), "error" (any node aotcache cannot compile
-      raises CompileError naming it) or "eager" (fn runs eagerly whenever
-      it cannot be traced or compiled whole, with a warning).
+      eagerly between compiled segments, graph_split.py, and a function
+      that cannot be traced or split runs eagerly; each with a warning and
+      its reason in cache_info()), "eager" (fn runs eagerly whenever it
+      cannot be traced or compiled whole, never split) or "error" (what
+      aotcache cannot trace or compile raises CompileError naming it).
     rng: "philox" (random ops run compiled, seeded from torch's default
       generator each call) or "eager" (a function with random ops runs
       eagerly: torch's own random stream, bit for bit).
@@ -354,14 +355,13 @@ class AotFunction:
                 e.code == "INVALID_ARGUMENT" else {}
             if refused:
                 return self._split(exported, refused, out_spec[0], start, front)
-            if self._fallback != "eager":
-                option = (" (fallback='error'; by default the nodes aotcache cannot compile "
-                          "run eagerly)" if self._fallback == "error" else "")
-                raise CompileError("aotcache cannot compile %s: %s%s" % (name, e, option),
-                                   e.code) from None
+            if self._fallback == "error":
+                raise CompileError("aotcache cannot compile %s: %s (fallback='error'; by "
+                                   "default what aotcache cannot compile runs eagerly)"
+                                   % (name, e), e.code) from None
             return self._eager(name, str(e))
         except Exception as e:  # make_fx's own: .item(), data-dependent control flow
-            if self._fallback != "eager":
+            if self._fallback == "error":
                 raise
             return self._eager(name, "%s: %s" % (type(e).__name__, e))
         entry = CompiledEntry(native, exported.lifted, exported.version_moved, uses_rng,
