@@ -97,6 +97,11 @@ def _close(a, b) -> Optional[str]:
     return None
 
 
+def _layouts(tree):
+    return [(tuple(x.shape), x.dtype) if isinstance(x, torch.Tensor) else type(x).__name__
+            for x in pytree.tree_leaves(tree)]
+
+
 def run_sample(op, sample, server: str) -> Tuple[str, str]:
     """One sample through aotcache: (result, detail)."""
     from aotcache.torch import aot_function
@@ -104,12 +109,24 @@ def run_sample(op, sample, server: str) -> Tuple[str, str]:
     def fn(inp, args, kwargs):
         return op.op(inp, *args, **kwargs)
 
-    eager_args = _clone((sample.input, sample.args, sample.kwargs))
+    def eager(seed):
+        torch.manual_seed(seed)
+        args = _clone((sample.input, sample.args, sample.kwargs))
+        out = fn(*args)
+        return out, args
+
     try:
-        want = fn(*eager_args)
+        want, eager_args = eager(0)
         want_grads = _grads(want, eager_args)
+        # Random ops (or memory left uninitialized, as empty_like's) have no
+        # values to compare: their results' shapes and dtypes are compared.
+        # (OpInfo's random ops seed torch themselves: a compiled random op
+        # draws from Philox, seeded from torch's generator at each call,
+        # as documented: see the second call below.)
+        random = _close(eager(0)[0], want) is not None or _close(eager(1)[0], want) is not None
     except Exception:  # noqa: BLE001 - eager itself refuses this sample
         return "skipped", ""
+    torch.manual_seed(0)
     mine = _clone((sample.input, sample.args, sample.kwargs))
     compiled = aot_function(fn, server=server)
     try:
@@ -117,10 +134,18 @@ def run_sample(op, sample, server: str) -> Tuple[str, str]:
             warnings.simplefilter("ignore")
             got = compiled(*mine)
             got_grads = _grads(got, mine) if want_grads is not None else None
+            torch.manual_seed(1)
+            random |= _close(compiled(*_clone((sample.input, sample.args, sample.kwargs))),
+                             got) is not None
     except Exception as e:  # noqa: BLE001 - what a user would meet
         return "failed", "%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300])
-    wrong = _close(got, want)
-    if wrong is None and want_grads is not None:
+    if random:
+        wrong = _close(_layouts(got), _layouts(want))
+        if wrong is None and (got_grads is None) != (want_grads is None):
+            wrong = "gradients where eager has none, or none where it has"
+    else:
+        wrong = _close(got, want)
+    if wrong is None and want_grads is not None and not random:
         if got_grads is None:
             wrong = "no gradient where eager has one"
         else:

@@ -184,6 +184,7 @@ class AotFunction:
         # The canonical form of fn when front keys can stand for its
         # traces (front_key.py; the torch.compile backend's graphs).
         self._front = front
+        self._warned_uncompiled = False
 
     def __call__(self, *args, **kwargs):
         if torch._C._are_functorch_transforms_active():
@@ -192,7 +193,12 @@ class AotFunction:
                 "(grad, vjp, vmap, ...): call the function itself there"
                 % getattr(self._fn, "__name__", "the function"))
         leaves, spec = call_signature.flatten_arguments(args, kwargs)
-        signature = self._signature(leaves, spec)
+        try:
+            signature = self._signature(leaves, spec)
+        except (TypeError, NotImplementedError) as e:  # An argument no graph takes
+            if self._fallback == "error":
+                raise
+            return self._uncompiled_call(e, args, kwargs)
         compiled = _holding(self._compiled.get(signature))
         if compiled is None:
             with self._lock:
@@ -208,6 +214,17 @@ class AotFunction:
             tensors = [tensors[n] for n in compiled.unique]
         outs = compiled.entry(tensors + compiled.entry.lifted)
         return pytree.tree_unflatten(outs, compiled.out_spec)
+
+    def _uncompiled_call(self, error: Exception, args, kwargs):
+        """fn run eagerly for a call whose arguments no graph can take
+        (a sparse tensor, an object of a type of the caller's), with a
+        warning the first time."""
+        if not self._warned_uncompiled:
+            self._warned_uncompiled = True
+            warnings.warn("aotcache: running %s eagerly for arguments it cannot compile: %s"
+                          % (getattr(self._fn, "__name__", "the function"), error),
+                          stacklevel=3)
+        return self._fn(*args, **kwargs)
 
     def cache_info(self) -> List[Dict[str, Any]]:
         """One dict per compiled signature, in the order they compiled: key,

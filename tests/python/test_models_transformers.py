@@ -1,0 +1,17 @@
+"""transformers's models through torch.compile(backend="aotcache") with default
+options (downloaded.py): trained cold, then warm in a new process, equal to
+eager at every step (downloaded_training.check_cold_then_warm)."""
+
+import pytest
+
+import downloaded
+from downloaded_training import check_cold_then_warm
+
+if "hf_gpt2" not in downloaded.available():
+    pytest.skip("transformers does not import here (scripts/test-torch2 installs it)",
+                allow_module_level=True)
+
+
+@pytest.mark.parametrize("name", ["hf_gpt2", "hf_llama_gqa"])
+def test_trains_cold_then_warm_as_eager(daemon, tmp_path, name):
+    check_cold_then_warm(name, daemon, tmp_path)
