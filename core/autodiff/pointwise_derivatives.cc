@@ -115,6 +115,8 @@ void Abs(C& c) {
   int sign = c.Op("aten.sign.default", {T(c.Input(0))});
   c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(sign)}));
 }
+// sign: zeros_like(grad) (its result requires grad, as eager's does).
+void Sign(C& c) { c.SetGrad(0, c.Zeros(c.InputMeta(0))); }
 void Pow(C& c) {
   double e = c.Number(1);
   if (e == 0) {
@@ -211,6 +213,7 @@ void AddPointwiseDerivatives(DerivativeRules* rules) {
   (*rules)["aten.sqrt.default"] = Sqrt;
   (*rules)["aten.rsqrt.default"] = Rsqrt;
   (*rules)["aten.abs.default"] = Abs;
+  (*rules)["aten.sign.default"] = Sign;
   (*rules)["aten.pow.Tensor_Scalar"] = Pow;
   (*rules)["aten.pow.Tensor_Tensor"] = PowTensor;
   (*rules)["aten.maximum.default"] = Maximum;

@@ -335,7 +335,7 @@ const Row kRows[] = {
      infer::Resize, kNotDifferentiable},
     // Backward ops: what autograd's formulas decompose into (they also appear
     // in make_fx traces that include a backward).
-    {"sign(Tensor self) -> Tensor", infer::Elementwise, kNotDifferentiable},
+    {"sign(Tensor self) -> Tensor", infer::Elementwise},
     {"gelu_backward(Tensor grad_output, Tensor self, *, str "
      "approximate='none') -> Tensor",
      infer::Elementwise, kNotDifferentiable},

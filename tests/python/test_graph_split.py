@@ -212,3 +212,30 @@ def test_what_cannot_be_traced_runs_eagerly_by_default(daemon):
     assert calls == [1, 1]
     assert any("running" in str(w.message) and "eagerly" in str(w.message) for w in caught)
     assert "forward hooks" in compiled.cache_info()[0]["eager"]
+
+
+def test_an_op_without_a_derivative_runs_eagerly_where_eager_differentiates(daemon):
+    """_softmax_backward_data (a double backward): aotcache has no
+    derivative of it, eager has; its gradient comes from eager."""
+    def f(g, x):
+        y = torch.softmax(x, -1)
+        return torch.ops.aten._softmax_backward_data(g, y, -1, torch.float32).sin().sum()
+
+    g = torch.randn(3, 4, requires_grad=True)
+    g_eager = g.detach().clone().requires_grad_()
+    x = torch.randn(3, 4)
+    compiled = aot_function(f, server=daemon)
+    compiled(g, x).backward()
+    f(g_eager, x).backward()
+    torch.testing.assert_close(g.grad, g_eager.grad)
+    islands = _islands(compiled.cache_info())
+    assert [r["op"] for r in islands] == ["aten._softmax_backward_data.default"]
+    assert "no derivative" in islands[0]["eager"]
+
+
+def test_sign_gives_a_zero_gradient_as_eager(daemon):
+    x = torch.randn(5, requires_grad=True)
+    out = aot_function(lambda x: x.sign(), server=daemon, fallback="error")(x)
+    assert out.requires_grad
+    out.sum().backward()
+    assert torch.equal(x.grad, torch.zeros(5))

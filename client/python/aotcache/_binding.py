@@ -29,3 +29,4 @@ Client = extension.Client
 parse_graph = extension.parse_graph
 set_blas_threads = extension.set_blas_threads
 supported_ops = extension.supported_ops
+nondifferentiable_ops = extension.nondifferentiable_ops

@@ -113,8 +113,10 @@ def _package_digest() -> str:
 def _registry_digest() -> str:
     """The ops this aotcache compiles: the trace decomposes the others, and
     the split runs them eagerly."""
-    from .graph_split import supported_ops
-    return hashlib.sha256("\n".join(sorted(supported_ops())).encode()).hexdigest()
+    from .graph_split import nondifferentiable_ops, supported_ops
+    text = "\n".join(sorted(supported_ops())) + "\n\n" + "\n".join(
+        sorted(nondifferentiable_ops()))
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def global_state() -> List[Any]:

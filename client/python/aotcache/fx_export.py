@@ -37,6 +37,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 import torch
 import torch.fx
 
+from . import graph_split
 from .errors import ExportError  # noqa: F401 (part of this API)
 from .captures import Captured, Reach, captured_tensors  # noqa: F401 (captured_tensors: API)
 from .input_copies import copy_inputs, extent, storage_spans
@@ -281,7 +282,8 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
         grad_enabled = torch.is_grad_enabled()
         gm = trace(fn, copies, split_at)
         version_moved = [c._version != v for c, v in zip(copies, before)]
-        refused = refusals(gm, split_at) if split_at is not None else {}
+        refused = refusals(gm, copies, split_at, graph_split.nondifferentiable_ops()) \
+            if split_at is not None else {}
         if refused:
             exported = Exported(None, [], version_moved, Guards(), [])
             exported.refused = refused
@@ -301,11 +303,14 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
     return exported
 
 
-def refusals(gm: torch.fx.GraphModule, supported: FrozenSet[str]) -> Dict[torch.fx.Node, str]:
-    """The call nodes of traced graph `gm` that an aotcache graph cannot
-    hold (an op outside `supported`, an argument or a result it cannot
-    express), each with why."""
+def refusals(gm: torch.fx.GraphModule, inputs: List[torch.Tensor], supported: FrozenSet[str],
+             nondifferentiable: FrozenSet[str]) -> Dict[torch.fx.Node, str]:
+    """The call nodes of traced graph `gm` (traced on `inputs`) that an
+    aotcache graph cannot hold (an op outside `supported`, an argument or
+    a result it cannot express, an op of `nondifferentiable` whose result
+    eager would differentiate), each with why."""
     refused: Dict[torch.fx.Node, str] = {}
+    tracked = _requiring_grad(gm, inputs)
     for n in gm.graph.nodes:
         if n.op != "call_function" or n.target is operator.getitem:
             continue
@@ -313,6 +318,9 @@ def refusals(gm: torch.fx.GraphModule, supported: FrozenSet[str]) -> Dict[torch.
             op = op_name(n.target)
             if op not in supported:
                 refused[n] = "aotcache has no %s" % op
+                continue
+            if op in nondifferentiable and n in tracked:
+                refused[n] = "aotcache has no derivative of %s, which eager differentiates" % op
                 continue
             where = "node %s (%s)" % (n.name, op)
             _, args = _without_fractional_scales(op, n.args, n)
@@ -323,6 +331,40 @@ def refusals(gm: torch.fx.GraphModule, supported: FrozenSet[str]) -> Dict[torch.
         except ExportError as e:
             refused[n] = str(e)
     return refused
+
+
+def _requiring_grad(gm: torch.fx.GraphModule, inputs: List[torch.Tensor]) -> set:
+    """The nodes of traced graph `gm` whose floating results autograd
+    tracks in eager: made under grad mode from a tensor it tracks (an
+    input or captured tensor that requires grad, or such a result; a
+    tensor written in place from one counts from then on, for all its
+    uses: an over-estimate, which costs an island, never a gradient)."""
+    tracked = set()
+    placeholders = iter(inputs)
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            value = next(placeholders, None)
+        elif n.op == "get_attr":
+            value = getattr(gm, n.target)
+        else:
+            value = None
+        if isinstance(value, torch.Tensor) and value.requires_grad:
+            tracked.add(n)
+        if n.op != "call_function":
+            continue
+        reads = [a for a in n.all_input_nodes]
+        if n.target is operator.getitem:
+            if reads and reads[0] in tracked:
+                tracked.add(n)
+            continue
+        layouts = result_layouts(n)
+        if n.meta.get(GRAD_META_KEY) and any(a in tracked for a in reads) and \
+                any(layout[3].is_floating_point for layout in layouts):
+            tracked.add(n)
+            schema = getattr(n.target, "_schema", None)
+            if schema is not None and schema.is_mutable and reads:
+                tracked.add(reads[0])
+    return tracked
 
 
 def _read_originals(gm: torch.fx.GraphModule, captured: Captured) -> List[torch.Tensor]:

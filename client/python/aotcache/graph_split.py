@@ -22,9 +22,9 @@ under their own locks).
 """
 
 import collections
+import functools
 import operator
 import re
-import threading
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import torch
@@ -32,21 +32,22 @@ import torch.fx
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner, Partition
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from ._binding import nondifferentiable_ops as _nondifferentiable_ops
 from ._binding import supported_ops as _registry_ops
 from . import traced_graph_json
 from .torch_version import GRAD_META_KEY, op_name
 
-_supported: Optional[FrozenSet[str]] = None
-_supported_lock = threading.Lock()
-
-
+@functools.lru_cache(maxsize=None)
 def supported_ops() -> FrozenSet[str]:
     """The ops this build of aotcache compiles, in torch's printed form."""
-    global _supported
-    with _supported_lock:
-        if _supported is None:
-            _supported = frozenset(_registry_ops())
-        return _supported
+    return frozenset(_registry_ops())
+
+
+@functools.lru_cache(maxsize=None)
+def nondifferentiable_ops() -> FrozenSet[str]:
+    """Those of them it has no derivative of: one whose result eager
+    differentiates runs eagerly."""
+    return frozenset(_nondifferentiable_ops())
 
 
 # Ops that compute nothing: a segment of only these is not worth a compile.

@@ -38,11 +38,14 @@ v1::Graph ParseGraph(const std::string& graph_json) {
 }
 
 // The ops this build's registry compiles (decompositions included), in
-// torch's printed form ("aten.add_.Tensor"), sorted.
-std::vector<std::string> SupportedOps() {
+// torch's printed form ("aten.add_.Tensor"), sorted; `nondifferentiable`:
+// only those it has no derivative of (a decomposition's are its ops').
+std::vector<std::string> RegistryOps(bool nondifferentiable) {
   std::vector<std::string> names;
   for (const OpInfo& op : OpRegistry::Get().ops()) {
-    names.push_back(op.qualified_name);
+    if (!nondifferentiable || (op.decompose == nullptr && !op.differentiable)) {
+      names.push_back(op.qualified_name);
+    }
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -153,7 +156,8 @@ py::class_<Function> BindClient(py::module_& m) {
   py::class_<v1::Graph>(m, "Graph");
   m.def("parse_graph", &ParseGraph);
   m.def("set_blas_threads", &SetBlasThreads, py::arg("threads"));
-  m.def("supported_ops", &SupportedOps);
+  m.def("supported_ops", [] { return RegistryOps(false); });
+  m.def("nondifferentiable_ops", [] { return RegistryOps(true); });
   py::class_<Function> function(m, "Function");
   function.def_property_readonly("key", &Function::key)
       .def_property_readonly("mode", &Function::mode)

@@ -36,9 +36,10 @@ class Function {
   std::shared_ptr<CachedFunction> f_;
 };
 
-// Registers Graph, parse_graph, set_blas_threads, supported_ops, Function
-// and Client on `m`, and raises StatusErrors as aotcache.errors' classes;
-// returns Function's class, for the caller's run methods.
+// Registers Graph, parse_graph, set_blas_threads, supported_ops,
+// nondifferentiable_ops, Function and Client on `m`, and raises
+// StatusErrors as aotcache.errors' classes; returns Function's class, for
+// the caller's run methods.
 pybind11::class_<Function> BindClient(pybind11::module_& m);
 
 }  // namespace aotcache
