@@ -212,9 +212,14 @@ Results SafeSoftmax(Decomposer& d) {
   AOTCACHE_ASSIGN_OR_RETURN(
       int hidden,
       d.EmitOne("aten.eq.Scalar", {TensorArg(m), NumberArg(-INFINITY)}));
+  // The softmax of a hidden row taken over zeros, not -inf: its NaN would
+  // reach the gradient through where's (0 * NaN), where eager's is 0.
   AOTCACHE_ASSIGN_OR_RETURN(
-      int softmax,
-      d.EmitOne("aten._softmax.default", {d.arg(0), d.arg(1), BoolArg(false)}));
+      int shown, d.EmitOne("aten.where.self",
+                           {TensorArg(hidden), NumberArg(0), d.arg(0)}));
+  AOTCACHE_ASSIGN_OR_RETURN(
+      int softmax, d.EmitOne("aten._softmax.default",
+                             {TensorArg(shown), d.arg(1), BoolArg(false)}));
   return d.Emit("aten.where.self",
                 {TensorArg(hidden), NumberArg(0), TensorArg(softmax)});
 }

@@ -17,11 +17,12 @@ using Results = absl::StatusOr<std::vector<Tensor>>;
 // Every view op: the result is its input's storage seen through the meta
 // shape inference computed (exact strides and offset).
 // Whatever an artifact says (as_strided takes its layout from arguments), a
-// view never reaches past its storage.
+// view never reaches past its storage (an empty view reaches nothing,
+// wherever its offset: eager slices an empty tensor anywhere).
 Results ViewOf(const KernelArgs& k) {
   const Tensor& base = k.tensor(0);
   const Meta& view = k.result_meta(0);
-  if (view.StorageExtent() > base.storage_elements()) {
+  if (view.numel() > 0 && view.StorageExtent() > base.storage_elements()) {
     return absl::InvalidArgumentError(
         absl::StrCat(k.node->op->qualified_name, ": the view reaches element ",
                      view.StorageExtent() - 1, " of a storage of ",

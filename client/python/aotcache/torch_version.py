@@ -207,9 +207,18 @@ def missing_op_decompositions(supported: FrozenSet[str]) -> Dict[Any, Callable[.
     except ImportError:  # torch 1.13: none
         return table
     for op, decomposition in core_aten_decompositions().items():
-        if op not in table and str(op) not in supported:
+        name = str(op)
+        if op not in table and name not in supported and name not in _NOT_DIFFERENTIATED_SO:
             table[op] = decomposition
     return table
+
+
+# Decompositions whose ops, differentiated one by one, do not give eager's
+# gradient (found by tests/python/opinfo_coverage.py): log_ndtr's takes
+# where() between two formulas, and the one not taken has an infinite
+# derivative where the other is taken (0 * inf: NaN), where eager
+# differentiates log_ndtr itself. These run eagerly instead.
+_NOT_DIFFERENTIATED_SO = frozenset({"aten.special_log_ndtr.default"})
 
 
 class _CustomFunctions:
