@@ -37,7 +37,6 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 import torch
 import torch.fx
 
-from . import graph_split
 from .errors import ExportError  # noqa: F401 (part of this API)
 from .captures import Captured, Reach, captured_tensors  # noqa: F401 (captured_tensors: API)
 from .input_copies import copy_inputs, extent, storage_spans
@@ -246,14 +245,17 @@ def export_graph(fn: Callable, *args: torch.Tensor) -> Dict[str, Any]:
 
 def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True,
                     captures: Optional[Callable] = None,
-                    split_at: Optional[FrozenSet[str]] = None) -> Exported:
+                    split_at: Optional[FrozenSet[str]] = None,
+                    nondifferentiable: FrozenSet[str] = frozenset()) -> Exported:
     """export_graph, lifting every captured tensor the graph reads to an
     input and counting storages from their spans (when `lift`), and
     recording the guards. `captures`: whose captured tensors, modules and
     globals to follow (default fn; a wrapper passes the user's function).
     `split_at`: the ops aotcache compiles; when given, the trace decomposes
     the others where torch has a decomposition, and when nodes remain that
-    the graph cannot hold, the Exported has no graph but `refused`."""
+    the graph cannot hold (refusals(); `nondifferentiable`: the ops of
+    split_at aotcache has no derivative of), the Exported has no graph but
+    `refused`."""
     args = list(args)
     for i, a in enumerate(args):
         if not isinstance(a, torch.Tensor):
@@ -282,7 +284,7 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
         grad_enabled = torch.is_grad_enabled()
         gm = trace(fn, copies, split_at)
         version_moved = [c._version != v for c, v in zip(copies, before)]
-        refused = refusals(gm, copies, split_at, graph_split.nondifferentiable_ops()) \
+        refused = refusals(gm, copies, split_at, nondifferentiable) \
             if split_at is not None else {}
         if refused:
             exported = Exported(None, [], version_moved, Guards(), [])
@@ -334,11 +336,12 @@ def refusals(gm: torch.fx.GraphModule, inputs: List[torch.Tensor], supported: Fr
 
 
 def _requiring_grad(gm: torch.fx.GraphModule, inputs: List[torch.Tensor]) -> set:
-    """The nodes of traced graph `gm` whose floating results autograd
-    tracks in eager: made under grad mode from a tensor it tracks (an
-    input or captured tensor that requires grad, or such a result; a
-    tensor written in place from one counts from then on, for all its
-    uses: an over-estimate, which costs an island, never a gradient)."""
+    """The nodes of traced graph `gm` whose floating results autograd may
+    track in eager: made under grad mode from a tensor it tracks (an input
+    or captured tensor that requires grad, or such a result; a tensor
+    written in place from one, for its uses after the write). An
+    over-estimate (eager tracks no result of a random op, say), which costs
+    an island, never a gradient."""
     tracked = set()
     placeholders = iter(inputs)
     for n in gm.graph.nodes:
@@ -352,11 +355,13 @@ def _requiring_grad(gm: torch.fx.GraphModule, inputs: List[torch.Tensor]) -> set
             tracked.add(n)
         if n.op != "call_function":
             continue
-        reads = [a for a in n.all_input_nodes]
+        reads = n.all_input_nodes
         if n.target is operator.getitem:
             if reads and reads[0] in tracked:
                 tracked.add(n)
             continue
+        if op_name(n.target).split(".")[1].endswith("_like"):
+            continue  # empty_like, rand_like, ...: fresh tensors, no history.
         layouts = result_layouts(n)
         if n.meta.get(GRAD_META_KEY) and any(a in tracked for a in reads) and \
                 any(layout[3].is_floating_point for layout in layouts):

@@ -6,13 +6,18 @@ which run through torch with autograd, as eager runs them.
 The split is torch's CapabilityBasedPartitioner (as ONNX Runtime's
 torch.compile backend uses it) over the nodes aotcache compiles: an op of
 its registry (decompositions included, `supported_ops()`) whose arguments
-and results a graph can express. The partitioner groups the others' neighbours
-into as few segments as the dependencies allow (never a cycle between a
-segment and an island). The split graph is a torch.fx.GraphModule whose
-segments are submodules (`_Segment`) and whose islands are the traced ATen
-calls themselves, on the caller's tensors: mutations, views and version
-counters across the boundaries are eager's, since each segment changes what
-one eager call of its ops changes.
+and results a graph can express (fx_export.refusals). The partitioner
+groups them into as few segments as the dependencies allow (never a cycle
+between a segment and an island). It orders nodes by their data alone, so
+a graph that writes a tensor in place (whose later reads do not depend on
+the write in the graph) splits instead into the runs of compiled nodes
+between eager ones, in the traced order.
+
+The split graph is a torch.fx.GraphModule whose segments are submodules
+(`_Segment`) and whose islands are the traced ATen calls themselves, on
+the caller's tensors: mutations, views and version counters across the
+boundaries are eager's, since each segment changes what one eager call of
+its ops changes.
 
 A segment the daemon refuses (a node it cannot compile with these arguments:
 the error names the node) splits again, inside its own compiled function.
@@ -139,7 +144,12 @@ class SplitPlan:
 def plan(gm: torch.fx.GraphModule, refused: Dict[torch.fx.Node, str],
          grad_enabled: bool) -> SplitPlan:
     """`gm` (a traced ATen graph, traced under grad mode `grad_enabled`)
-    split at `refused` (node -> reason). Fuses in place."""
+    split at `refused` (node -> reason): into the partitioner's segments,
+    or into runs in the traced order when it writes a tensor. Fuses in
+    place."""
+    for n in reversed(list(gm.graph.nodes)):  # torch 1.13's dead detach nodes
+        if n.op == "call_function" and not n.users and op_name(n.target) in _NON_COMPUTE:
+            gm.graph.erase_node(n)
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
     support = _Support(refused, grad_enabled)
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)

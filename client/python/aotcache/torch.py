@@ -348,8 +348,9 @@ class AotFunction:
         exported = None
         try:
             with torch.random.fork_rng(devices=[]):
-                exported = fx_export.export_function(traced, tensors, captures=self._fn,
-                                                     split_at=split_at)
+                exported = fx_export.export_function(
+                    traced, tensors, captures=self._fn, split_at=split_at,
+                    nondifferentiable=graph_split.nondifferentiable_ops())
             traced_at = time.perf_counter()
             if exported.refused:
                 return self._split(exported, exported.refused, out_spec[0], start, front)
@@ -401,18 +402,19 @@ class AotFunction:
         segments compiled as functions of their own. The split is kept
         under the front key, if any."""
         plan = graph_split.plan(exported.traced, refused, exported.grad_enabled)
-        record = None
-        if front and not exported.lifted:
+        record = None  # Written before the split is run, which takes the plan.
+        spec_text = front_key.dumps_spec(out_spec) if front else None
+        if spec_text is not None and not exported.lifted:
             try:
                 record = {"graph": json.dumps(plan.to_json()), "split": True,
-                          "out_spec": front_key.dumps_spec(out_spec)}
-            except TypeError:
-                record = None
+                          "out_spec": spec_text}
+            except TypeError:  # A graph traced_graph_json cannot write: no record.
+                pass
         compiled = self._run_split(plan, out_spec, exported.guards)
         compiled.trace_ms = (time.perf_counter() - start) * 1e3
         if front:
             compiled.front = "miss"
-            if record is not None and record["out_spec"] is not None:
+            if record is not None:
                 front_key.default_store().save(front, record)
         return compiled
 
