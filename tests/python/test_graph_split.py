@@ -239,3 +239,27 @@ def test_sign_gives_a_zero_gradient_as_eager(daemon):
     assert out.requires_grad
     out.sum().backward()
     assert torch.equal(x.grad, torch.zeros(5))
+
+
+def test_a_daemons_refusal_names_the_nodes_to_split_at(daemon):
+    """A daemon whose registry lacks what this client's has (another
+    release) refuses naming the node, or the ops when there are several:
+    those nodes are where the graph splits."""
+    import json
+
+    import aotcache
+    from aotcache import _binding, fx_export, graph_split
+
+    def one(x):
+        return _lacking(x.sin()).cos()
+
+    def several(x):
+        return _lacking(x) + torch.cummax(x, 0)[0] + _lacking(x * 2)
+
+    for f, want in ((one, [LACKING_OP]),
+                    (several, ["aten.cummax.default", LACKING_OP, LACKING_OP])):
+        exported = fx_export.export_function(f, [torch.randn(4)])
+        with pytest.raises(aotcache.InvalidArgument) as raised:
+            _binding.Client(daemon).compile(json.dumps(exported.graph))
+        named = graph_split.refused_nodes(exported.traced, str(raised.value))
+        assert sorted(str(n.target) for n in named) == want, str(raised.value)

@@ -67,7 +67,7 @@ _NON_COMPUTE = frozenset({
 # How a daemon's refusal names its node: validation's `nodes[3]`, or the
 # unsupported-ops list's quoted op names.
 _NODE_INDEX = re.compile(r"\bnodes\[(\d+)\]")
-_QUOTED_OP = re.compile(r'"(aten\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+)"')
+_QUOTED_OP = re.compile(r"""['"](aten\.[A-Za-z0-9_]+\.[A-Za-z0-9_]+)['"]""")
 
 
 def refused_nodes(gm: torch.fx.GraphModule, message: str) -> Dict[torch.fx.Node, str]:
