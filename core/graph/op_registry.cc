@@ -326,6 +326,10 @@ const Row kRows[] = {
      infer::Transpose, kMetadataMutation, "aten.transpose.int"},
     {"unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)", infer::Unsqueeze,
      kMetadataMutation, "aten.unsqueeze.default"},
+    // torch 2.x's mean over a channels-last tensor restrides its result.
+    {"as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? "
+     "storage_offset=None) -> Tensor(a!)",
+     infer::AsStrided, kMetadataMutation, "aten.as_strided.default"},
     {"resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? "
      "memory_format=None) -> Tensor(a!)",
      infer::ResizeInPlace, kResizesSelf | kNotDifferentiable,

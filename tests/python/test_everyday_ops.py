@@ -429,3 +429,19 @@ def test_embedding_bag_max_ties_nan_and_empty_bags():
         _compare(lambda w, i, o: F.embedding_bag(i, w, o, mode="max"), weight, indices, offsets)
         _compare(lambda w, i, o: F.embedding_bag(i, w, o, mode="max", padding_idx=3),
                  weight, indices, offsets)
+
+def test_as_strided_in_place_restrides_an_intermediate():
+    """torch 2.x's mean over a channels-last tensor (convnext) restrides its
+    result with as_strided_: compiled whole, values, layout and gradient as
+    eager's."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 4, 4, requires_grad=True)
+
+    def f(x):
+        m = (x * 2).mean((-1, -2), keepdim=True)
+        m.as_strided_([2, 3, 1, 1], [3, 1, 3, 3])
+        return m.permute(0, 2, 3, 1) * x.sum()
+
+    _compare(f, x)
+    got = aot_function(f, server=_compare.server, fallback="error")(x)
+    assert got.stride() == f(x).stride()
