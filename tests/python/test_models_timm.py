@@ -3,10 +3,13 @@ options (downloaded.py): trained cold, then warm in a new process, equal to
 eager at every step (downloaded_training.check_cold_then_warm)."""
 
 import pytest
+import torch
 
 import downloaded
 from downloaded_training import check_cold_then_warm
 
+if not hasattr(torch, "compile"):
+    pytest.skip("torch.compile needs torch 2", allow_module_level=True)
 if "timm_mobilenetv3_small_100" not in downloaded.available():
     pytest.skip("timm does not import here (scripts/test-torch2 installs it)",
                 allow_module_level=True)

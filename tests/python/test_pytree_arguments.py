@@ -4,6 +4,8 @@ items 4 and 8b). Eager is the oracle."""
 
 import collections
 
+import warnings
+
 import pytest
 import torch
 import torch.nn as nn
@@ -81,6 +83,14 @@ def test_a_list_of_tensors_returned_and_taken(daemon):
 
 
 def test_an_argument_of_another_kind_is_a_clear_type_error(daemon):
-    g = aot_function(lambda x, o: x, server=daemon)
+    g = aot_function(lambda x, o: x, server=daemon, fallback="error")
     with pytest.raises(TypeError, match="not object"):
         g(torch.ones(1), object())
+
+
+def test_an_argument_of_another_kind_runs_eagerly_by_default(daemon):
+    g = aot_function(lambda x, o: x + 1, server=daemon)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert torch.equal(g(torch.ones(1), object()), torch.full((1,), 2.0))
+    assert any("not object" in str(w.message) for w in caught)
