@@ -69,7 +69,9 @@ def test_attention_dropout_keeps_the_expected_value(daemon):
     f = aot_function(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=0.5),
                      server=daemon)
     plain = F.scaled_dot_product_attention(q, k, v)
-    runs = torch.stack([f(q, k, v) for _ in range(400)])
+    # 1,600 draws: with 400, eager's own mean strayed up to 0.14 from the
+    # expectation (20 seeds), the compiled one's up to 0.18, both near atol.
+    runs = torch.stack([f(q, k, v) for _ in range(1600)])
     assert not torch.equal(runs[0], runs[1])
     assert torch.allclose(runs.mean(0), plain, atol=0.15), (runs.mean(0) - plain).abs().max()
 
