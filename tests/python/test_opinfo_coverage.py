@@ -5,6 +5,8 @@ or gradients than eager's. The counts go to the terminal. The reference
 backend compiles (no C++ compiler per op): the registry's shape inference,
 kernels and derivatives are what this covers."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -30,8 +32,11 @@ EAGER_IS_WRONG = {
 
 def test_every_op_compiles_or_runs_eagerly_with_its_reason(reference_daemon, capsys):
     results = opinfo_coverage.run(reference_daemon)
+    summary = opinfo_coverage.summary(results)
     with capsys.disabled():
-        print("\n" + opinfo_coverage.summary(results))
+        print("\n" + summary)
+    # Under pytest-xdist a worker's output is not shown; its warnings are.
+    warnings.warn(summary.splitlines()[0])
     failed = {name: detail for name, (result, detail) in results.items()
               if result == "failed" and name not in EAGER_IS_WRONG}
     assert not failed, failed
