@@ -13,6 +13,7 @@ import torch
 import torch.nn as nn
 
 import aotcache.torch as aot_torch
+from aotcache import graph_split
 from aotcache.torch import CompileError, aot_function
 
 
@@ -26,7 +27,7 @@ LACKING_OP = "aten.logcumsumexp.default"
 
 @pytest.fixture
 def fresh_warning(monkeypatch):
-    monkeypatch.setattr(aot_torch, "_warned_split", False)
+    monkeypatch.setattr(graph_split, "_warned", False)
 
 
 def _islands(rows):

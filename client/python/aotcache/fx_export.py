@@ -29,7 +29,6 @@ the real results as the trace saw them.
 """
 
 import base64
-import math
 import operator
 import sys
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
@@ -38,10 +37,14 @@ import torch
 import torch.fx
 
 from .errors import ExportError  # noqa: F401 (part of this API)
+from .graph_values import (argument, declared_layouts, device_name, dtype_name,
+                           dtype_of_name, layout_meta, tensor_meta,  # noqa: F401 (API)
+                           without_fractional_scales)
+from .node_refusals import refusals
 from .captures import Captured, Reach, captured_tensors  # noqa: F401 (captured_tensors: API)
 from .input_copies import copy_inputs, extent, storage_spans
 from .guards import Guards, ReadRecorder, plain_globals_and_cells, refuse_hooks
-from .torch_version import (GRAD_META_KEY, RESULT_META_KEY, Layout, op_name, result_layouts,
+from .torch_version import (GRAD_META_KEY, RESULT_META_KEY, op_name, result_layouts,
                             storage_key, storage_numel, trace, traceable_mode)
 
 # The ops whose results are random (the registry's kUsesRng rows).
@@ -58,148 +61,6 @@ _LITERAL_COPIES = frozenset({"aten.lift_fresh_copy.default", "aten.lift_fresh.de
 
 def uses_random_ops(graph: Dict[str, Any]) -> bool:
     return any(node["op"] in RANDOM_OPS for node in graph["nodes"])
-
-
-_DTYPES = {
-    torch.float32: "DTYPE_FLOAT32",
-    torch.float64: "DTYPE_FLOAT64",
-    torch.int64: "DTYPE_INT64",
-    torch.bool: "DTYPE_BOOL",
-    torch.int32: "DTYPE_INT32",
-    torch.uint8: "DTYPE_UINT8",
-}
-
-
-def dtype_of_name(name: str) -> torch.dtype:
-    """The torch dtype of an aotcache dtype name ("DTYPE_FLOAT32")."""
-    for dtype, n in _DTYPES.items():
-        if n == name:
-            return dtype
-    raise ExportError("unknown dtype %s" % name)
-
-
-def _dtype_name(dtype: torch.dtype, what: str) -> str:
-    try:
-        return _DTYPES[dtype]
-    except KeyError:
-        raise ExportError(
-            "%s has dtype %s; aotcache supports only float32, float64, int64, int32, uint8 "
-            "and bool"
-            % (what, dtype)) from None
-
-
-def _device_name(device: torch.device, what: str) -> str:
-    if device.type != "cpu":
-        raise ExportError("%s is on device %s; aotcache supports only cpu" % (what, device))
-    return "cpu"
-
-
-def _tensor_meta(t: torch.Tensor, what: str, *, requires_grad: bool = False,
-                 is_leaf: bool = False, contiguous: bool = False,
-                 origin: int = 0) -> Dict[str, Any]:
-    """t's meta, its offset counted from element `origin` of its storage
-    (see storage_spans)."""
-    if contiguous:
-        stride, acc = [], 1
-        for size in reversed(list(t.shape)):
-            stride.insert(0, acc)
-            acc *= max(size, 1)
-        offset = 0
-    else:
-        stride = list(t.stride())
-        offset = t.storage_offset() - origin
-    return _layout_meta((tuple(t.shape), tuple(stride), offset, t.dtype, t.device), what,
-                        requires_grad=requires_grad, is_leaf=is_leaf)
-
-
-def _layout_meta(layout: Layout, what: str, *, requires_grad: bool = False,
-                 is_leaf: bool = False) -> Dict[str, Any]:
-    shape, stride, offset, dtype, device = layout
-    return {
-        "shape": list(shape),
-        "stride": list(stride),
-        "storage_offset": offset,
-        "dtype": _dtype_name(dtype, what),
-        "device": _device_name(device, what),
-        "requires_grad": bool(requires_grad),
-        "is_leaf": bool(is_leaf),
-    }
-
-
-def _float(x: float):
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return x
-
-
-def _argument(a: Any, where: str) -> Dict[str, Any]:
-    """Map one make_fx node argument to an aotcache.v1.Argument."""
-    if isinstance(a, torch.fx.Node):
-        return {"node": a.name}
-    if a is None:
-        return {"none": True}
-    if isinstance(a, bool):  # before int: bool is an int subclass
-        return {"bool": a}
-    if isinstance(a, int):
-        return {"int": a}
-    if isinstance(a, float):
-        return {"float": _float(a)}
-    if isinstance(a, str):
-        return {"string": a}
-    if isinstance(a, torch.dtype):
-        return {"dtype": _dtype_name(a, where)}
-    if isinstance(a, torch.device):
-        return {"device": _device_name(a, where)}
-    if isinstance(a, (torch.layout, torch.memory_format)):
-        return {"string": str(a)}  # "torch.strided", "torch.contiguous_format"
-    if isinstance(a, (list, tuple)):
-        if all(isinstance(x, torch.fx.Node) for x in a) and len(a) > 0:
-            return {"nodes": {"names": [x.name for x in a]}}
-        if all(isinstance(x, int) and not isinstance(x, bool) for x in a):
-            return {"ints": {"values": list(a)}}
-        if all(isinstance(x, float) for x in a):
-            # aotcache has no float lists; whole numbers cross as ints
-            # (interpolate's scale_factor=2.0 gives [2.0, 2.0]).
-            if all(math.isfinite(x) and x == int(x) for x in a):
-                return {"ints": {"values": [int(x) for x in a]}}
-            raise ExportError("%s: the float list %r: aotcache takes float lists of "
-                              "whole numbers only (interpolate with scale_factor=2.0 "
-                              "compiles, 1.5 does not)" % (where, a))
-        raise ExportError("%s: list argument %r is neither a list of ints nor a list of "
-                          "tensors" % (where, a))
-    raise ExportError("%s: argument %r of type %s cannot be expressed as an "
-                      "aotcache Argument" % (where, a, type(a).__name__))
-
-
-# The plain overloads of interpolation's .vec forms, which torch 1.13 traces
-# with the scale factors as a float list (torch 2.x traces the plain ones).
-_PLAIN_UPSAMPLE = {
-    "aten.upsample_nearest2d.vec": "aten.upsample_nearest2d.default",
-    "aten.upsample_bilinear2d.vec": "aten.upsample_bilinear2d.default",
-    "aten.upsample_bicubic2d.vec": "aten.upsample_bicubic2d.default",
-}
-
-
-def _without_fractional_scales(op: str, args: Tuple[Any, ...],
-                               n: torch.fx.Node) -> Tuple[str, Tuple[Any, ...]]:
-    """An interpolation by fractional scale factors (F.interpolate with
-    scale_factor=1.5 on torch 1.13: a .vec call with a float list, which
-    aotcache's graphs do not hold) as the plain overload that .vec calls:
-    the output size it computed (the node's result's) and each factor as
-    its dim's scale. Every other call as it is."""
-    plain = _PLAIN_UPSAMPLE.get(op)
-    scales = args[-1] if args else None
-    if plain is None or not isinstance(scales, (list, tuple)) or \
-            not all(isinstance(x, float) for x in scales) or \
-            all(math.isfinite(x) and x == int(x) for x in scales):
-        return op, args
-    layouts = result_layouts(n)
-    if len(layouts) != 1:
-        return op, args
-    size = list(layouts[0][0][2:])  # (shape, stride, offset, dtype, device)
-    return plain, (args[0], size, *args[2:-1], *scales)
 
 
 class Exported:
@@ -261,8 +122,8 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
         if not isinstance(a, torch.Tensor):
             raise ExportError("argument %d is a %s; export_graph takes tensors only"
                               % (i, type(a).__name__))
-        _dtype_name(a.dtype, "argument %d" % i)
-        _device_name(a.device, "argument %d" % i)
+        dtype_name(a.dtype, "argument %d" % i)
+        device_name(a.device, "argument %d" % i)
         if a.layout != torch.strided:
             raise ExportError("argument %d has layout %s; only strided tensors are supported"
                               % (i, a.layout))
@@ -305,73 +166,6 @@ def export_function(fn: Callable, args: List[torch.Tensor], *, lift: bool = True
     return exported
 
 
-def refusals(gm: torch.fx.GraphModule, inputs: List[torch.Tensor], supported: FrozenSet[str],
-             nondifferentiable: FrozenSet[str]) -> Dict[torch.fx.Node, str]:
-    """The call nodes of traced graph `gm` (traced on `inputs`) that an
-    aotcache graph cannot hold (an op outside `supported`, an argument or
-    a result it cannot express, an op of `nondifferentiable` whose result
-    eager would differentiate), each with why."""
-    refused: Dict[torch.fx.Node, str] = {}
-    tracked = _requiring_grad(gm, inputs)
-    for n in gm.graph.nodes:
-        if n.op != "call_function" or n.target is operator.getitem:
-            continue
-        try:
-            op = op_name(n.target)
-            if op not in supported:
-                refused[n] = "aotcache has no %s" % op
-                continue
-            if op in nondifferentiable and n in tracked:
-                refused[n] = "aotcache has no derivative of %s, which eager differentiates" % op
-                continue
-            where = "node %s (%s)" % (n.name, op)
-            _, args = _without_fractional_scales(op, n.args, n)
-            for a in list(args) + list(n.kwargs.values()):
-                _argument(a, where)
-            for layout in _declared_layouts(n):
-                _layout_meta(layout, "result of node %s" % n.name)
-        except ExportError as e:
-            refused[n] = str(e)
-    return refused
-
-
-def _requiring_grad(gm: torch.fx.GraphModule, inputs: List[torch.Tensor]) -> set:
-    """The nodes of traced graph `gm` whose floating results autograd may
-    track in eager: made under grad mode from a tensor it tracks (an input
-    or captured tensor that requires grad, or such a result; a tensor
-    written in place from one, for its uses after the write). An
-    over-estimate (eager tracks no result of a random op, say), which costs
-    an island, never a gradient."""
-    tracked = set()
-    placeholders = iter(inputs)
-    for n in gm.graph.nodes:
-        if n.op == "placeholder":
-            value = next(placeholders, None)
-        elif n.op == "get_attr":
-            value = getattr(gm, n.target)
-        else:
-            value = None
-        if isinstance(value, torch.Tensor) and value.requires_grad:
-            tracked.add(n)
-        if n.op != "call_function":
-            continue
-        reads = n.all_input_nodes
-        if n.target is operator.getitem:
-            if reads and reads[0] in tracked:
-                tracked.add(n)
-            continue
-        if op_name(n.target).split(".")[1].endswith("_like"):
-            continue  # empty_like, rand_like, ...: fresh tensors, no history.
-        layouts = result_layouts(n)
-        if n.meta.get(GRAD_META_KEY) and any(a in tracked for a in reads) and \
-                any(layout[3].is_floating_point for layout in layouts):
-            tracked.add(n)
-            schema = getattr(n.target, "_schema", None)
-            if schema is not None and schema.is_mutable and reads:
-                tracked.add(reads[0])
-    return tracked
-
-
 def _read_originals(gm: torch.fx.GraphModule, captured: Captured) -> List[torch.Tensor]:
     """Points gm's reads of captured tensors (the trace's copies) at the
     caller's tensors, and returns those."""
@@ -404,17 +198,6 @@ def _hidden_writes(gm: torch.fx.GraphModule) -> set:
         if rule is not None and rule[0](n.args):
             written.update(n.args[k] for k in rule[1] if isinstance(n.args[k], torch.fx.Node))
     return written
-
-
-def _declared_layouts(n: torch.fx.Node) -> List[Layout]:
-    """The layouts node n's output_meta declares: every result's, or none
-    when a result is undefined (torch 2.x's mkldnn_rnn_layer under no_grad
-    returns no workspace), since the metas are matched to results by
-    position. The server infers what is not declared."""
-    result = n.meta.get(RESULT_META_KEY)
-    if isinstance(result, list) and any(r is None for r in result):
-        return []
-    return result_layouts(n)
 
 
 def _is_tensor_result(n: torch.fx.Node) -> bool:
@@ -475,7 +258,7 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
         arr = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
         constants.append({
             "name": n.name,
-            "meta": _tensor_meta(c, "constant %s" % n.target, contiguous=True),
+            "meta": tensor_meta(c, "constant %s" % n.target, contiguous=True),
             "data": base64.b64encode(arr.tobytes()).decode("ascii"),
         })
 
@@ -500,7 +283,7 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
         groups.append(storage_ids[key] if key in spans else None)
         inputs.append({
             "name": ph.name,
-            "meta": _tensor_meta(a, "input %s" % ph.name, requires_grad=a.requires_grad,
+            "meta": tensor_meta(a, "input %s" % ph.name, requires_grad=a.requires_grad,
                                  is_leaf=a.is_leaf, origin=origin),
             "storage": storage_ids[key],
         })
@@ -531,14 +314,14 @@ def _export_traced(gm: torch.fx.GraphModule, args: List[torch.Tensor],
         where = "node %s (%s)" % (n.name, n.target)
         if GRAD_META_KEY not in n.meta:
             raise ExportError("%s carries no grad mode; was it created outside the tracer?" % where)
-        op, args = _without_fractional_scales(op_name(n.target), n.args, n)
+        op, args = without_fractional_scales(op_name(n.target), n.args, n)
         entry: Dict[str, Any] = {
             "name": n.name,
             "op": op,
-            "args": [_argument(a, where) for a in args],
-            "kwargs": {k: _argument(n.kwargs[k], where) for k in sorted(n.kwargs)},
-            "output_meta": [_layout_meta(layout, "result of node %s" % n.name)
-                            for layout in _declared_layouts(n)],
+            "args": [argument(a, where) for a in args],
+            "kwargs": {k: argument(n.kwargs[k], where) for k in sorted(n.kwargs)},
+            "output_meta": [layout_meta(layout, "result of node %s" % n.name)
+                            for layout in declared_layouts(n)],
             "grad_mode": "GRAD_MODE_ENABLED" if n.meta[GRAD_META_KEY] else "GRAD_MODE_DISABLED",
         }
         nodes.append(entry)

@@ -28,8 +28,10 @@ under their own locks).
 
 import collections
 import functools
+import logging
 import operator
 import re
+import warnings
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple
 
 import torch
@@ -252,8 +254,50 @@ class SplitGraph:
         module.recompile()
         self._module = module
 
+    # Called as a CompiledEntry is: the split graph reads the captured
+    # tensors itself, so none are passed after the inputs.
+    lifted: List[torch.Tensor] = []
+
     def __call__(self, inputs: List[torch.Tensor]) -> List[torch.Tensor]:
         return list(self._module(*inputs))
+
+    def cache_info(self, front: str) -> List[Dict[str, Any]]:
+        """aot_function's cache_info() rows of the split: each segment's
+        own rows (with its number, "segment"), then a row per island (the
+        op, its count, "nodes", and the reason, "eager")."""
+        rows = []
+        for k, segment in enumerate(self.segments):
+            for row in segment.cache_info():
+                rows.append(dict(row, segment=k))
+        for island in self.plan.islands:
+            rows.append({"key": "", "mode": "", "status": "eager", "backward": "none",
+                         "source": "", "backend": "", "fallback_reason": "",
+                         "eager": island.reason, "trace_ms": 0.0, "compile_ms": 0.0,
+                         "front": front, "nodes": island.nodes, "op": island.op})
+        return rows
+
+
+_log = logging.getLogger("aotcache")
+_warned = False
+
+
+def warn(name: str, plan: SplitPlan) -> None:
+    """Logs a split; once per process, warns: ops run eagerly between
+    compiled segments."""
+    global _warned
+    eager = plan.total_nodes - plan.compiled_nodes
+    ops = ", ".join("%s (%d)" % (i.op, i.nodes) for i in plan.islands[:8])
+    _log.info("aotcache: %s: %d of %d ATen nodes run eagerly: %s", name, eager,
+              plan.total_nodes, ops)
+    if _warned:
+        return
+    _warned = True
+    warnings.warn("aotcache: %s: %d of its %d ATen nodes run eagerly, between compiled "
+                  "segments: %s%s. cache_info() lists each segment and island with its "
+                  "reason (for every graph; this warning comes once per process); "
+                  "fallback='error' refuses instead."
+                  % (name, eager, plan.total_nodes, ops,
+                     ", ..." if len(plan.islands) > 8 else ""), stacklevel=8)
 
 
 def _on(enabled: Optional[bool]) -> str:

@@ -246,7 +246,7 @@ class AotFunction:
             compiled = list(self._order)
         for c in compiled:
             if c.split is not None:
-                rows.extend(_split_rows(c))
+                rows.extend(c.split.cache_info(c.front))
                 continue
             n = c.native
             rows.append({
@@ -426,63 +426,14 @@ class AotFunction:
                                if self._front is not None else None)
 
         split = graph_split.SplitGraph(plan, compile_segment)
-        _warn_split(getattr(self._fn, "__name__", "the function"), plan)
-        compiled = _Compiled(_SplitEntry(split), None, out_spec, guards)
+        graph_split.warn(getattr(self._fn, "__name__", "the function"), plan)
+        compiled = _Compiled(split, None, out_spec, guards)
         compiled.split = split
         return compiled
 
     def _eager(self, name: str, reason: str) -> _Compiled:
         warnings.warn("aotcache: running %s eagerly: %s" % (name, reason))
         return _Compiled(None, None, None, eager_reason=reason)
-
-
-class _SplitEntry:
-    """A split function's entry, called as a CompiledEntry is."""
-
-    lifted: List[torch.Tensor] = []  # The split graph reads captured tensors itself.
-
-    def __init__(self, split: graph_split.SplitGraph):
-        self.split = split
-
-    def __call__(self, inputs: List[torch.Tensor]) -> List[torch.Tensor]:
-        return self.split(inputs)
-
-
-_warned_split = False
-
-
-def _warn_split(name: str, plan: graph_split.SplitPlan) -> None:
-    """Once per process: ops run eagerly between compiled segments."""
-    global _warned_split
-    eager = plan.total_nodes - plan.compiled_nodes
-    ops = ", ".join("%s (%d)" % (i.op, i.nodes) for i in plan.islands[:8])
-    _log.info("aotcache: %s: %d of %d ATen nodes run eagerly: %s", name, eager,
-              plan.total_nodes, ops)
-    if _warned_split:
-        return
-    _warned_split = True
-    warnings.warn("aotcache: %s: %d of its %d ATen nodes run eagerly, between compiled "
-                  "segments: %s%s. cache_info() lists each segment and island with its "
-                  "reason (for every graph; this warning comes once per process); "
-                  "fallback='error' refuses instead."
-                  % (name, eager, plan.total_nodes, ops,
-                     ", ..." if len(plan.islands) > 8 else ""), stacklevel=7)
-
-
-def _split_rows(c: _Compiled) -> List[Dict[str, Any]]:
-    """cache_info()'s rows of a split function: each segment's own rows
-    (with its number, "segment"), then a row per island (the op, its
-    count, "nodes", and the reason, "eager")."""
-    rows = []
-    for k, segment in enumerate(c.split.segments):
-        for row in segment.cache_info():
-            rows.append(dict(row, segment=k))
-    for island in c.split.plan.islands:
-        rows.append({"key": "", "mode": "", "status": "eager", "backward": "none",
-                     "source": "", "backend": "", "fallback_reason": "",
-                     "eager": island.reason, "trace_ms": 0.0, "compile_ms": 0.0,
-                     "front": c.front, "nodes": island.nodes, "op": island.op})
-    return rows
 
 
 def _holding(candidates: Optional[List[_Compiled]]) -> Optional[_Compiled]:
