@@ -6,6 +6,14 @@
 namespace aotcache {
 namespace {
 
+// The ops whose results autograd marks as views of a multi-output node
+// (CreationMeta::MULTI_OUTPUT_NODE); tensor_split is made of slices and
+// unsafe_split's results are no views to autograd.
+bool IsMultiOutputViewOp(absl::string_view op) {
+  return op == "aten.unbind.int" || op == "aten.split.Tensor" ||
+         op == "aten.split_with_sizes.default" || op == "aten.chunk.default";
+}
+
 class Replayer {
  public:
   explicit Replayer(const ResolvedGraph& graph) : graph_(graph) {}
@@ -155,6 +163,12 @@ class Replayer {
                       "a view created in no_grad mode is modified in place "
                       "with grad mode enabled");
       }
+      if (obj.multi_output_view) {
+        return Refuse(node,
+                      "a view that is the output of a function returning "
+                      "multiple views (unbind, split, chunk) is modified in "
+                      "place");
+      }
       if (r_.RequiresGrad(self) && r_.IsLeaf(obj.view_base) &&
           r_.objects[obj.view_base].requires_grad_flag) {
         return Refuse(node,
@@ -196,6 +210,8 @@ class Replayer {
         view.view_created_in_no_grad =
             !node.grad_enabled ||
             (base.view_base >= 0 && base.view_created_in_no_grad);
+        view.multi_output_view = base.multi_output_view ||
+                                 IsMultiOutputViewOp(graph_.proto(node).op());
         view.has_grad_fn = node.grad_enabled && r_.RequiresGrad(self);
         view.origin_input = base.origin_input;
         view.meta = graph_.values[result_value].meta;

@@ -21,6 +21,9 @@ struct TensorObject {
   // or -1. Inputs that share a storage are views of a common pseudo-object.
   int view_base = -1;
   bool view_created_in_no_grad = false;
+  // A view made by an op returning several views (unbind, split, chunk) or
+  // a view of one: autograd forbids changing it in place.
+  bool multi_output_view = false;
   bool requires_grad_flag = false;  // A leaf created with requires_grad=True.
   bool has_grad_fn = false;
   int input = -1;         // The input this object is, or -1.

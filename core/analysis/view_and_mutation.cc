@@ -60,6 +60,7 @@ class OutputClassifier {
     info.set_created_in_no_grad(obj.view_base >= 0 &&
                                 obj.view_created_in_no_grad &&
                                 info.requires_grad());
+    info.set_multi_output_view(obj.multi_output_view);
     if (replay_.storages[obj.storage].is_input) {
       if (obj.input >= 0) {
         info.set_output_type(v1::OUTPUT_TYPE_IS_INPUT);

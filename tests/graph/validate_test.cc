@@ -379,6 +379,28 @@ const MalformedCase kCases[] = {
      },
      absl::StatusCode::kInvalidArgument, "node 'add_'",
      "a view of a leaf Variable that requires grad"},
+    {"InPlaceOnMultiOutputView",
+     [](v1::Graph& g) {
+       AddNode(g, "rows", "aten.unbind.int", {"mm"});
+       v1::Node* get = AddNode(g, "row", "getitem", {"rows"});
+       get->add_args()->set_int_(0);
+       v1::Node* n = AddNode(g, "add_", "aten.add_.Scalar", {"row"});
+       n->add_args()->set_int_(1);
+     },
+     absl::StatusCode::kInvalidArgument, "node 'add_'",
+     "output of a function returning multiple views"},
+    {"InPlaceOnViewOfMultiOutputView",
+     [](v1::Graph& g) {
+       v1::Node* split = AddNode(g, "parts", "aten.split.Tensor", {"mm"});
+       split->add_args()->set_int_(1);
+       v1::Node* get = AddNode(g, "part", "getitem", {"parts"});
+       get->add_args()->set_int_(1);
+       AddNode(g, "t", "aten.t.default", {"part"});
+       v1::Node* n = AddNode(g, "mul_", "aten.mul_.Scalar", {"t"});
+       n->add_args()->set_int_(2);
+     },
+     absl::StatusCode::kInvalidArgument, "node 'mul_'",
+     "output of a function returning multiple views"},
     {"InPlaceReadingMemoryItPartlyWrites",
      [](v1::Graph& g) {
        // w's second row is x2's first: x2.mul_(w) reads what it writes.

@@ -27,7 +27,7 @@ import torch
 from . import _torch_node
 from ._binding import USES_NATIVE, extension, set_blas_threads
 from .errors import Internal, Unimplemented
-from .torch_version import storage_of
+from .torch_version import as_multi_output_view, storage_of
 
 NON_ALIAS = "OUTPUT_TYPE_NON_ALIAS"
 ALIAS_OF_INPUT = "OUTPUT_TYPE_ALIAS_OF_INPUT"
@@ -314,11 +314,16 @@ class CompiledEntry:
 
     def _regenerate(self, j: int, base: torch.Tensor, delta: int = 0) -> Optional[torch.Tensor]:
         """User output j, an alias of `base`, as eager made it: a view made
-        under no_grad requires grad but has no history (gradients stop)."""
-        if self.outputs[j]["created_in_no_grad"]:
+        under no_grad requires grad but has no history (gradients stop); a
+        view of unbind/split/chunk may not be changed in place."""
+        info = self.outputs[j]
+        if info["created_in_no_grad"]:
             with torch.no_grad():
                 return _view(base, self.original_outputs[j], delta)
-        return _view(base, self.original_outputs[j], delta)
+        view = _view(base, self.original_outputs[j], delta)
+        if view is not None and info.get("multi_output_view"):
+            return as_multi_output_view(view)
+        return view
 
 
 def _offsets(inputs: Sequence[torch.Tensor]) -> List[int]:

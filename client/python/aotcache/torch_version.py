@@ -307,6 +307,26 @@ else:
         return t._storage()  # torch 1.13 (t.storage() wraps it, at 6x the cost)
 
 
+_creation_meta = getattr(torch._C._autograd, "CreationMeta", None)
+if _creation_meta is not None:  # torch >= 2.0
+    def as_multi_output_view(view: torch.Tensor) -> torch.Tensor:
+        """view, which eager made with unbind/split/chunk, marked as autograd
+        marks those: changing it in place raises (and, after its base
+        changes, so does reading its grad_fn)."""
+        autograd = torch._C._autograd
+        if autograd._get_creation_meta(view) == _creation_meta.DEFAULT:
+            autograd._set_creation_meta(view, _creation_meta.MULTI_OUTPUT_NODE)
+        return view
+else:
+    def as_multi_output_view(view: torch.Tensor) -> torch.Tensor:
+        """view, which eager made with unbind/split/chunk, made again through
+        an unbind of its own (torch 1.13 cannot mark a view): changing it in
+        place raises as in eager."""
+        if not torch.is_grad_enabled():
+            return view  # A view made under no_grad is marked so already.
+        return view.unsqueeze(0).unbind(0)[0]
+
+
 def storage_key(t: torch.Tensor) -> Tuple[Any, int]:
     ptr = storage_of(t).data_ptr()
     if ptr == 0:  # empty storage: nothing to alias
