@@ -175,3 +175,23 @@ def test_an_unknown_option_is_refused_naming_it():
     f = torch.compile(lambda x: x + 1, backend="aotcache", options={"sever": "unix:x"})
     with pytest.raises(Exception, match="unknown option.*sever"):
         f(torch.ones(2))
+
+
+class NumberMinusTensor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def forward(self, x):
+        gate = torch.sigmoid(self.lin(x))
+        return (1 - gate) * x + (0.5 - 2 * gate)
+
+
+def test_a_number_minus_a_tensor_compiles_whole(daemon):
+    """`1 - t` reaches the backend as rsub, which torch's core decomposition
+    writes as sub(1, t), a number as sub's self that no graph takes: it ran
+    as an eager island until rsub got a decomposition of aotcache's."""
+    before = len(aotcache.dynamo.cache_info())
+    _train_both(NumberMinusTensor, 3, daemon)
+    rows = _rows_since(before)
+    assert rows and all(r["status"] != "eager" and not r.get("op") for r in rows), rows

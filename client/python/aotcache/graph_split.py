@@ -41,7 +41,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 
 from ._binding import nondifferentiable_ops as _nondifferentiable_ops
 from ._binding import supported_ops as _registry_ops
-from . import traced_graph_json
+from . import custom_functions, traced_graph_json
 from .torch_version import GRAD_META_KEY, op_name
 
 @functools.lru_cache(maxsize=None)
@@ -162,11 +162,15 @@ def plan(gm: torch.fx.GraphModule, refused: Dict[torch.fx.Node, str],
     partitions = [p for p in partitions
                   if any(op_name(n.target) not in _NON_COMPUTE for n in p.nodes)]
     in_segments = {n for p in partitions for n in p.nodes}
+    # Custom Functions whose forward and backward compile on their own.
+    regions = {n for n in calls if custom_functions.is_region(n.target)
+               and custom_functions.lookup(n.args[1]).compiled}
     islands: Dict[Tuple[str, str], Island] = collections.OrderedDict()
     for n in calls:
-        if n in in_segments or n.target is operator.getitem:
+        if n in in_segments or n in regions or n.target is operator.getitem:
             continue
-        op = op_name(n.target)
+        op = custom_functions.lookup(n.args[1]).name if custom_functions.is_region(n.target) \
+            else op_name(n.target)
         reason = refused.get(n)
         if reason is None:
             reason = ("between ops aotcache runs eagerly" if op in _NON_COMPUTE else
@@ -176,8 +180,8 @@ def plan(gm: torch.fx.GraphModule, refused: Dict[torch.fx.Node, str],
     module = partitioner.fuse_partitions(partitions) if partitions else gm
     return SplitPlan(module, list(islands.values()),
                      sum(1 for n in calls if n.target is not operator.getitem),
-                     sum(1 for n in in_segments if n.target is not operator.getitem),
-                     grad_enabled)
+                     sum(1 for n in in_segments if n.target is not operator.getitem)
+                     + len(regions), grad_enabled)
 
 
 def _writes(n: torch.fx.Node) -> bool:
@@ -224,6 +228,14 @@ class _Segment(torch.nn.Module):
         return self.compiled(*args)
 
 
+def _called(runner: Callable, name: str) -> Callable:
+    """runner as a function (what an fx node's target can be)."""
+    def call(*args, **kwargs):
+        return runner(*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
 def _in_grad_mode(enabled: bool, op: Callable) -> Callable:
     def call(*args, **kwargs):
         with torch.set_grad_enabled(enabled):
@@ -243,13 +255,20 @@ class SplitGraph:
         self.plan = split
         module = split.module
         self.segments: List[Any] = []
+        self.regions: List[custom_functions.RegionRunner] = []
         for node in list(module.graph.nodes):
             if node.op == "call_module":
                 compiled = compile_segment(getattr(module, node.target))
                 self.segments.append(compiled)
                 setattr(module, node.target, _Segment(compiled))
-            elif node.op == "call_function" and \
-                    node.meta.get(GRAD_META_KEY, split.grad_enabled) != split.grad_enabled:
+                continue
+            if node.op != "call_function":
+                continue
+            if custom_functions.is_region(node.target):
+                runner = custom_functions.lookup(node.args[1]).runner(compile_segment)
+                self.regions.append(runner)
+                node.target = _called(runner, "custom_function")
+            if node.meta.get(GRAD_META_KEY, split.grad_enabled) != split.grad_enabled:
                 node.target = _in_grad_mode(node.meta[GRAD_META_KEY], node.target)
         module.recompile()
         self._module = module
@@ -269,6 +288,9 @@ class SplitGraph:
         for k, segment in enumerate(self.segments):
             for row in segment.cache_info():
                 rows.append(dict(row, segment=k))
+        for k, region in enumerate(self.regions):
+            for row in region.cache_info():
+                rows.append(dict(row, region=k))
         for island in self.plan.islands:
             rows.append({"key": "", "mode": "", "status": "eager", "backward": "none",
                          "source": "", "backend": "", "fallback_reason": "",
@@ -289,7 +311,7 @@ def warn(name: str, plan: SplitPlan) -> None:
     ops = ", ".join("%s (%d)" % (i.op, i.nodes) for i in plan.islands[:8])
     _log.info("aotcache: %s: %d of %d ATen nodes run eagerly: %s", name, eager,
               plan.total_nodes, ops)
-    if _warned:
+    if _warned or not eager:
         return
     _warned = True
     warnings.warn("aotcache: %s: %d of its %d ATen nodes run eagerly, between compiled "

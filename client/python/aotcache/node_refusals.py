@@ -12,6 +12,7 @@ from typing import Dict, FrozenSet, List
 import torch
 import torch.fx
 
+from . import custom_functions
 from .errors import ExportError
 from .graph_values import argument, declared_layouts, layout_meta, without_fractional_scales
 from .torch_version import GRAD_META_KEY, op_name, result_layouts
@@ -30,6 +31,12 @@ def refusals(gm: torch.fx.GraphModule, inputs: List[torch.Tensor], supported: Fr
             continue
         try:
             op = op_name(n.target)
+            if custom_functions.is_region(n.target):
+                region = custom_functions.lookup(n.args[1])
+                refused[n] = "%s, %s" % (region.name, "its forward and backward compiled on "
+                                         "their own" if region.compiled else
+                                         "run through its own apply")
+                continue
             if op not in supported:
                 refused[n] = "aotcache has no %s" % op
                 continue

@@ -99,7 +99,7 @@ def trace(fn: Callable, args: List[torch.Tensor],
     _Tracer.create_node = create_node
     _proxy_tensor.track_tensor_tree = track_tensor_tree
     try:
-        with _RefuseUnrecorded(), _CustomFunctions():
+        with _RefuseUnrecorded(), _CustomFunctions(regions=supported is not None):
             table = _DECOMPOSITIONS if supported is None else \
                 missing_op_decompositions(supported)
             return _make_fx(fn, decomposition_table=table, tracing_mode="real")(*args)
@@ -195,6 +195,14 @@ if int(torch.__version__.split(".")[0]) >= 2:
         lambda x: x.copy_(_hardswish_2x(x))
 
 
+def _rsub(self, other, alpha=1):
+    """rsub(self, number): other - alpha * self, in ops a graph holds
+    (torch's core decomposition writes sub(number, self), and no graph
+    takes a number as sub's self). The same roundings: alpha * self, then
+    one addition."""
+    return torch.add(torch.mul(self, -alpha), other)
+
+
 @functools.lru_cache(maxsize=4)
 def missing_op_decompositions(supported: FrozenSet[str]) -> Dict[Any, Callable[..., Any]]:
     """_DECOMPOSITIONS, and torch's core ATen decompositions (the table
@@ -206,6 +214,8 @@ def missing_op_decompositions(supported: FrozenSet[str]) -> Dict[Any, Callable[.
         from torch._decomp import core_aten_decompositions
     except ImportError:  # torch 1.13: none
         return table
+    if "aten.rsub.Scalar" not in supported:
+        table[torch.ops.aten.rsub.Scalar] = _rsub
     for op, decomposition in core_aten_decompositions().items():
         name = str(op)
         if op not in table and name not in supported and name not in _NOT_DIFFERENTIATED_SO:
@@ -222,10 +232,12 @@ _NOT_DIFFERENTIATED_SO = frozenset({"aten.special_log_ndtr.default"})
 
 
 class _CustomFunctions:
-    """While tracing, torch.autograd.Function.apply is ours. make_fx records
-    a custom Function's forward as plain ops run under no_grad (autograd
-    runs forward so) and never its backward, so the derived gradient would
-    be wrong or missing: refused, naming the Function. The reentrant
+    """While tracing, torch.autograd.Function.apply is ours (and so is
+    Dynamo's autograd_function_apply). make_fx records a custom Function's
+    forward as plain ops run under no_grad (autograd runs forward so) and
+    never its backward, so the derived gradient would be wrong or missing:
+    the call is recorded as a region of its own instead
+    (custom_functions.py), or refused, naming the Function. The reentrant
     torch.utils.checkpoint is the exception: it only recomputes its
     function in the backward, so tracing the function itself (with grad
     mode on when some tensor argument requires grad, as the Function's
@@ -245,14 +257,36 @@ class _CustomFunctions:
     # come back bound to this class.
     _saved: Tuple[bool, Any] = (False, None)
 
+    def __init__(self, regions: bool):
+        # Whether the trace records custom Functions as regions (when it
+        # may split), or refuses them.
+        self._regions = regions
+        self._outer = False
+
+    @classmethod
+    def original_apply(cls, function: type) -> Callable:
+        """function.apply as torch defines it, even while a trace has ours."""
+        with cls._lock:
+            if cls._active:
+                return cls._saved[1].__get__(None, function)
+        return function.apply
+
+    @classmethod
+    def regions(cls) -> bool:
+        return getattr(cls._tracing, "regions", False)
+
     def __enter__(self) -> "_CustomFunctions":
         cls = type(self)
+        self._outer = cls.regions()
+        cls._tracing.regions = self._regions
         with cls._lock:
             if cls._active == 0:
                 own = torch.autograd.Function.__dict__.get("apply")
                 cls._saved = (own is not None, own if own is not None else
                               torch._C._FunctionBase.__dict__["apply"])
                 torch.autograd.Function.apply = classmethod(_traced_apply)
+                if _FunctionApplyOp is not None:
+                    _FunctionApplyOp.__call__ = _traced_function_apply_op
             cls._active += 1
         cls._tracing.depth = getattr(cls._tracing, "depth", 0) + 1
         return self
@@ -260,6 +294,7 @@ class _CustomFunctions:
     def __exit__(self, *exc) -> None:
         cls = type(self)
         cls._tracing.depth -= 1
+        cls._tracing.regions = self._outer
         with cls._lock:
             cls._active -= 1
             if cls._active == 0:
@@ -268,6 +303,8 @@ class _CustomFunctions:
                     torch.autograd.Function.apply = original
                 else:
                     del torch.autograd.Function.apply
+                if _FunctionApplyOp is not None:
+                    _FunctionApplyOp.__call__ = _FUNCTION_APPLY_OP_CALL
 
 
 def _traced_apply(cls, *args, **kwargs):
@@ -280,10 +317,45 @@ def _traced_apply(cls, *args, **kwargs):
             isinstance(a, torch.Tensor) and a.requires_grad for a in inputs)
         with torch.set_grad_enabled(tracked):
             return function(*inputs)
+    if _CustomFunctions.regions():
+        from . import custom_functions
+        return custom_functions.record_function(cls, args)
     raise ExportError(
         "custom autograd.Function %s.%s: its backward cannot be traced, so aotcache "
         "would compute another gradient than it; pass fallback='eager' to run the "
         "function eagerly" % (cls.__module__, cls.__qualname__))
+
+
+function_apply = _CustomFunctions.original_apply
+
+
+@contextlib.contextmanager
+def below_autograd():
+    """Ops called within skip autograd's dispatch keys (torch 1.13's guard
+    is no context manager: it holds while it lives)."""
+    guard = torch._C._AutoDispatchBelowAutograd()
+    if hasattr(guard, "__enter__"):
+        with guard:
+            yield
+    else:
+        try:
+            yield
+        finally:
+            del guard
+
+# torch 2.x: the higher-order op Dynamo records a custom Function as.
+try:
+    from torch._functorch.autograd_function import AutogradFunctionApply as _FunctionApplyOp
+    _FUNCTION_APPLY_OP_CALL = _FunctionApplyOp.__call__
+except ImportError:  # torch 1.13
+    _FunctionApplyOp = None
+
+
+def _traced_function_apply_op(self, fwd, bwd, *args, **kwargs):
+    if not getattr(_CustomFunctions._tracing, "depth", 0) or not _CustomFunctions.regions():
+        return _FUNCTION_APPLY_OP_CALL(self, fwd, bwd, *args, **kwargs)
+    from . import custom_functions
+    return custom_functions.record_dynamo(fwd, bwd, args, kwargs)
 
 
 def op_name(target: Any) -> str:
