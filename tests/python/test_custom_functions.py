@@ -146,3 +146,60 @@ def test_a_function_writing_its_input_runs_the_whole_function_eagerly(daemon):
     with pytest.warns(UserWarning, match="Twice writes its input in place"):
         out = aot_function(f, server=daemon)(x)
     assert torch.equal(out, f(twin)) and torch.equal(x, twin)  # Written once.
+
+
+class Checkpointed(nn.Module):
+    def __init__(self, p: float = 0.0):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.b = nn.Linear(8, 4)
+        self.drop = nn.Dropout(p)
+        self.scale = nn.Parameter(torch.ones(()))
+
+    def block(self, x):
+        return self.drop(torch.tanh(self.a(x)).sin()) * self.scale
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+        h = checkpoint(self.block, x, use_reentrant=False)
+        return self.b(h).square().mean()
+
+
+@pytest.mark.skipif(not hasattr(torch, "compile"), reason="torch.compile needs torch 2")
+def test_torch_compile_recomputes_a_checkpointed_region_in_the_backward(daemon):
+    import aotcache.dynamo
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    eager = Checkpointed()
+    model = copy.deepcopy(eager)
+    x = torch.randn(16, 8)
+    compiled = torch.compile(model, backend="aotcache", options={"server": daemon})
+    before = len(aotcache.dynamo.cache_info())
+    got = _train(compiled, 3, x)
+    want = _train(eager, 3, x)
+    torch.testing.assert_close(torch.stack(got), torch.stack(want))
+    for p, q in zip(model.parameters(), eager.parameters()):
+        torch.testing.assert_close(p, q)
+    body = [r for r in aotcache.dynamo.cache_info()[before:] if r.get("checkpoint")]
+    # The forward runs the body without autograd, the backward again with it.
+    assert sorted(r["mode"] for r in body) == ["inference", "training"]
+
+
+@pytest.mark.skipif(not hasattr(torch, "compile"), reason="torch.compile needs torch 2")
+def test_the_recomputed_region_draws_the_same_dropout_mask(daemon):
+    """d(loss)/d(scale) of sum(dropout(h) * scale) at scale 1 is the loss
+    itself only if the backward's recomputed mask is the forward's."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = Checkpointed(p=0.5)
+
+    def loss_of(x):
+        from torch.utils.checkpoint import checkpoint
+        return checkpoint(model.block, x, use_reentrant=False).sum()
+
+    compiled = torch.compile(loss_of, backend="aotcache", options={"server": daemon})
+    for _ in range(3):
+        model.scale.grad = None
+        loss = compiled(torch.randn(16, 8))
+        loss.backward()
+        torch.testing.assert_close(model.scale.grad, loss.detach())

@@ -289,3 +289,23 @@ print(sum("no daemon answered" in str(w.message) for w in caught),
         p.stdout + p.stderr
     assert p.stderr.count("a new signature, ") == 2, p.stderr
     assert "from in_process (%s backend)" % backend in p.stderr
+
+
+def test_a_tensor_subclass_argument_runs_the_function_eagerly(daemon):
+    """A wrapper subclass (torch's TwoTensor: its storage holds no data)
+    raised from the call's signature and stopped the run (PyTorch's
+    TestAOTAutograd.test_input_mutation_noncontiguous); it runs eagerly,
+    with a warning naming it."""
+    two_tensor = pytest.importorskip("torch.testing._internal.two_tensor")
+
+    def f(a):
+        a.mul_(2)
+        return a + 1
+
+    x = two_tensor.TwoTensor(torch.ones(3), torch.ones(3))
+    twin = two_tensor.TwoTensor(torch.ones(3), torch.ones(3))
+    with pytest.warns(UserWarning, match="tensor subclass .*TwoTensor"):
+        out = aot_function(f, server=daemon)(x)
+    want = f(twin)
+    assert torch.equal(out.a, want.a) and torch.equal(out.b, want.b)
+    assert torch.equal(x.a, twin.a)

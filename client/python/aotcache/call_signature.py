@@ -17,6 +17,11 @@ from ._binding import USES_NATIVE, extension
 SCALARS = (bool, int, float, str, torch.dtype, torch.device)
 
 
+# What a tensor's type has unless it is a subclass that takes over dispatch
+# (a wrapper such as torch's TwoTensor, whose storage holds no data).
+_PLAIN_DISPATCH = getattr(torch.Tensor, "__torch_dispatch__", None)
+
+
 def signature_in_python(leaves: List[Any], spec: Any,
                         captured: List[torch.Tensor]) -> tuple:
     """The call's signature: the grad mode, the arguments' structure
@@ -37,6 +42,10 @@ def signature_in_python(leaves: List[Any], spec: Any,
     storages: Dict[Any, List[int]] = {}
     facts = []  # Per tensor: its storage's [number, origin], offset, requires_grad, device.
     for t in [a for a in leaves if isinstance(a, torch.Tensor)] + captured:
+        if type(t) is not torch.Tensor and \
+                getattr(type(t), "__torch_dispatch__", _PLAIN_DISPATCH) is not _PLAIN_DISPATCH:
+            raise TypeError("aot_function takes plain tensors, not a tensor subclass with a "
+                            "__torch_dispatch__ of its own (%s)" % type(t).__name__)
         device, requires_grad, offset = t.device, t.requires_grad, t.storage_offset()
         ptr = storage_of(t).data_ptr()
         key = (device, ptr) if ptr else ("empty", id(t))  # As torch_version.storage_key.

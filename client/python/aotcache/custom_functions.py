@@ -151,18 +151,23 @@ class DynamoRegion(Region):
         return _DynamoRunner(self, compile_graph(self.fwd), compile_graph(self.bwd))
 
 
-def record_dynamo(fwd: torch.fx.GraphModule, bwd: torch.fx.GraphModule,
-                  args: Sequence[Any], options: Dict[str, Any]) -> Tuple[torch.Tensor, ...]:
+def _key(kind: str, graphs: Sequence[torch.fx.GraphModule], options: Dict[str, Any]) -> str:
+    """A region's key: its graphs' canonical form and options, hashed (the
+    same in every process), or a number of this process's."""
+    material = [front_key.graph_material(g) for g in graphs]
+    if None in material:
+        return "%s#%d" % (kind, next(_numbers))
+    text = json.dumps([material, sorted((k, repr(v)) for k, v in options.items())])
+    return "%s:%s" % (kind, hashlib.sha256(text.encode()).hexdigest())
+
+
+def record_dynamo(fwd: torch.fx.GraphModule, bwd: torch.fx.GraphModule, *args: Any,
+                  **options: Any) -> Tuple[torch.Tensor, ...]:
     """autograd_function_apply(fwd, bwd, *args, **options) within a trace."""
     if options.get("dirty_idx"):
         raise ExportError("custom autograd.Function (%s) writes its input in place "
                           "(mark_dirty)" % type(fwd).__name__)
-    material = [front_key.graph_material(fwd), front_key.graph_material(bwd)]
-    if None in material:
-        key = "dynamo#%d" % next(_numbers)
-    else:
-        text = json.dumps([material, sorted((k, repr(v)) for k, v in options.items())])
-        key = "dynamo:" + hashlib.sha256(text.encode()).hexdigest()
+    key = _key("dynamo", [fwd, bwd], options)
     return tuple(record(DynamoRegion(fwd, bwd, options), key, args))
 
 
@@ -256,3 +261,71 @@ class _FunctionRunner(RegionRunner):
     def __call__(self, args, key):
         output = function_apply(self.region.cls)(*self.region.call_args(args))
         return [output] if isinstance(output, torch.Tensor) else list(output)
+
+
+# -- torch.compile: torch.utils.checkpoint (tag_activation_checkpoint) -------
+
+
+class CheckpointRegion(Region):
+    """A checkpointed region as Dynamo traced it: its body, compiled, runs
+    under no_grad in the forward (keeping only its inputs) and again,
+    recorded, in the backward, with the random state it first ran with,
+    as torch.utils.checkpoint recomputes it."""
+
+    compiled = True
+    name = "torch.utils.checkpoint"
+
+    def __init__(self, body: torch.fx.GraphModule):
+        self.body = body
+
+    def values(self, args):
+        with torch.no_grad():
+            return _fresh(list(self.body(*args)), args, self.name)
+
+    def runner(self, compile_graph):
+        return _CheckpointRunner(compile_graph(self.body))
+
+
+def record_checkpoint(body: torch.fx.GraphModule, *args: Any, **options: Any) -> Any:
+    """tag_activation_checkpoint(body, *args, **options) within a trace;
+    NotImplemented (traced through) for a selective checkpoint's policy."""
+    if "_checkpoint_context_fn" in body.meta or \
+            not all(isinstance(a, torch.Tensor) for a in args):
+        return NotImplemented
+    return tuple(record(CheckpointRegion(body), _key("checkpoint", [body], options), args))
+
+
+class _CheckpointRunner(RegionRunner):
+    def __init__(self, body: Any):
+        self.body = body
+
+    def __call__(self, args, key):
+        return list(_Recompute.apply(self, *args))
+
+    def cache_info(self):
+        return [dict(row, checkpoint=True) for row in self.body.cache_info()]
+
+
+class _Recompute(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run: _CheckpointRunner, *args):
+        ctx.run = run
+        ctx.rng = torch.get_rng_state()
+        ctx.save_for_backward(*args)
+        return tuple(run.body(*args))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        inputs = [a.detach().requires_grad_(a.requires_grad) for a in ctx.saved_tensors]
+        state = torch.get_rng_state()
+        torch.set_rng_state(ctx.rng)
+        try:
+            with torch.enable_grad():
+                outs = ctx.run.body(*inputs)
+        finally:
+            torch.set_rng_state(state)
+        pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad and g is not None]
+        wanted = [i for i in inputs if i.requires_grad]
+        found = iter(torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs],
+                                         allow_unused=True) if pairs and wanted else ())
+        return (None,) + tuple(next(found, None) if i.requires_grad else None for i in inputs)

@@ -285,8 +285,8 @@ class _CustomFunctions:
                 cls._saved = (own is not None, own if own is not None else
                               torch._C._FunctionBase.__dict__["apply"])
                 torch.autograd.Function.apply = classmethod(_traced_apply)
-                if _FunctionApplyOp is not None:
-                    _FunctionApplyOp.__call__ = _traced_function_apply_op
+                for op_class, (_, traced) in _REGION_OPS.items():
+                    op_class.__call__ = traced
             cls._active += 1
         cls._tracing.depth = getattr(cls._tracing, "depth", 0) + 1
         return self
@@ -303,8 +303,8 @@ class _CustomFunctions:
                     torch.autograd.Function.apply = original
                 else:
                     del torch.autograd.Function.apply
-                if _FunctionApplyOp is not None:
-                    _FunctionApplyOp.__call__ = _FUNCTION_APPLY_OP_CALL
+                for op_class, (original, _) in _REGION_OPS.items():
+                    op_class.__call__ = original
 
 
 def _traced_apply(cls, *args, **kwargs):
@@ -343,19 +343,41 @@ def below_autograd():
         finally:
             del guard
 
-# torch 2.x: the higher-order op Dynamo records a custom Function as.
-try:
-    from torch._functorch.autograd_function import AutogradFunctionApply as _FunctionApplyOp
-    _FUNCTION_APPLY_OP_CALL = _FunctionApplyOp.__call__
-except ImportError:  # torch 1.13
-    _FunctionApplyOp = None
+# torch 2.x: the higher-order ops Dynamo records a custom Function and a
+# checkpointed region as; while a trace may split, each call is recorded as a
+# region of its own (custom_functions.py). Per op class: (its __call__, ours).
+_REGION_OPS: Dict[type, Tuple[Callable, Callable]] = {}
 
 
-def _traced_function_apply_op(self, fwd, bwd, *args, **kwargs):
-    if not getattr(_CustomFunctions._tracing, "depth", 0) or not _CustomFunctions.regions():
-        return _FUNCTION_APPLY_OP_CALL(self, fwd, bwd, *args, **kwargs)
-    from . import custom_functions
-    return custom_functions.record_dynamo(fwd, bwd, args, kwargs)
+def _region_op(import_op: Callable[[], type], record: str) -> None:
+    try:
+        op_class = import_op()
+    except (ImportError, AttributeError):  # torch 1.13
+        return
+    original = op_class.__call__
+
+    def traced(self, body, *args, **kwargs):
+        if not getattr(_CustomFunctions._tracing, "depth", 0) or not _CustomFunctions.regions():
+            return original(self, body, *args, **kwargs)
+        from . import custom_functions
+        result = getattr(custom_functions, record)(body, *args, **kwargs)
+        return original(self, body, *args, **kwargs) if result is NotImplemented else result
+
+    _REGION_OPS[op_class] = (original, traced)
+
+
+def _function_apply_op() -> type:
+    from torch._functorch.autograd_function import AutogradFunctionApply
+    return AutogradFunctionApply
+
+
+def _checkpoint_op() -> type:
+    from torch._higher_order_ops.wrap import TagActivationCheckpoint
+    return TagActivationCheckpoint
+
+
+_region_op(_function_apply_op, "record_dynamo")
+_region_op(_checkpoint_op, "record_checkpoint")
 
 
 def op_name(target: Any) -> str:
