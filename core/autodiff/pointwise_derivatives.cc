@@ -115,8 +115,30 @@ void Abs(C& c) {
   int sign = c.Op("aten.sign.default", {T(c.Input(0))});
   c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(sign)}));
 }
-// sign: zeros_like(grad) (its result requires grad, as eager's does).
+// sign and the rounding ops: zeros_like(grad) (their result requires
+// grad, as eager's does).
 void Sign(C& c) { c.SetGrad(0, c.Zeros(c.InputMeta(0))); }
+// (1 - x * x).rsqrt(), written as derivatives.yaml does: (-x * x + 1).
+int OneMinusSquareRsqrt(C& c) {
+  int neg = c.Op("aten.neg.default", {T(c.Input(0))});
+  int square = c.Op("aten.mul.Tensor", {T(neg), T(c.Input(0))});
+  int one_minus = c.Op("aten.add.Scalar", {T(square), N(1), N(1)});
+  return c.Op("aten.rsqrt.default", {T(one_minus)});
+}
+void Asin(C& c) {
+  c.SetGrad(0,
+            c.Op("aten.mul.Tensor", {T(*c.grad()), T(OneMinusSquareRsqrt(c))}));
+}
+void Acos(C& c) {
+  int d = c.Op("aten.neg.default", {T(OneMinusSquareRsqrt(c))});
+  c.SetGrad(0, c.Op("aten.mul.Tensor", {T(*c.grad()), T(d)}));
+}
+// atan: grad / (x * x + 1).
+void Atan(C& c) {
+  int square = c.Op("aten.mul.Tensor", {T(c.Input(0)), T(c.Input(0))});
+  int plus_one = c.Op("aten.add.Scalar", {T(square), N(1), N(1)});
+  c.SetGrad(0, c.Op("aten.div.Tensor", {T(*c.grad()), T(plus_one)}));
+}
 void Pow(C& c) {
   double e = c.Number(1);
   if (e == 0) {
@@ -214,6 +236,13 @@ void AddPointwiseDerivatives(DerivativeRules* rules) {
   (*rules)["aten.rsqrt.default"] = Rsqrt;
   (*rules)["aten.abs.default"] = Abs;
   (*rules)["aten.sign.default"] = Sign;
+  for (const char* op : {"aten.floor.default", "aten.ceil.default",
+                         "aten.round.default", "aten.trunc.default"}) {
+    (*rules)[op] = Sign;
+  }
+  (*rules)["aten.asin.default"] = Asin;
+  (*rules)["aten.acos.default"] = Acos;
+  (*rules)["aten.atan.default"] = Atan;
   (*rules)["aten.pow.Tensor_Scalar"] = Pow;
   (*rules)["aten.pow.Tensor_Tensor"] = PowTensor;
   (*rules)["aten.maximum.default"] = Maximum;

@@ -73,6 +73,14 @@ const Row kRows[] = {
      infer::Elementwise},
     {"maximum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
     {"atan2(Tensor self, Tensor other) -> Tensor", infer::ElementwiseFloat},
+    {"acos(Tensor self) -> Tensor", infer::ElementwiseFloat},
+    {"asin(Tensor self) -> Tensor", infer::ElementwiseFloat},
+    {"atan(Tensor self) -> Tensor", infer::ElementwiseFloat},
+    // Rounding: integral dtypes unchanged; a zero gradient.
+    {"floor(Tensor self) -> Tensor", infer::Elementwise},
+    {"ceil(Tensor self) -> Tensor", infer::Elementwise},
+    {"round(Tensor self) -> Tensor", infer::Elementwise},
+    {"trunc(Tensor self) -> Tensor", infer::Elementwise},
     {"minimum(Tensor self, Tensor other) -> Tensor", infer::Elementwise},
     {"where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
      infer::Where, kNone, "", "condition"},
@@ -83,6 +91,7 @@ const Row kRows[] = {
     {"fill.Scalar(Tensor self, Scalar value) -> Tensor", infer::Fresh,
      kNotDifferentiable},
     // Comparisons.
+    {"isnan(Tensor self) -> Tensor", infer::Comparison, kNotDifferentiable},
     {"eq.Tensor(Tensor self, Tensor other) -> Tensor", infer::Comparison,
      kNotDifferentiable},
     {"eq.Scalar(Tensor self, Scalar other) -> Tensor", infer::Comparison,

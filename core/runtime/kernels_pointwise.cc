@@ -172,6 +172,15 @@ AOTCACHE_FLOAT_UNARY(Tanh, std::tanh(x))
 AOTCACHE_FLOAT_UNARY(Sigmoid, C(1) / (C(1) + std::exp(-x)))
 AOTCACHE_FLOAT_UNARY(Sqrt, std::sqrt(x))
 AOTCACHE_FLOAT_UNARY(Rsqrt, C(1) / std::sqrt(x))
+AOTCACHE_FLOAT_UNARY(Acos, std::acos(x))
+AOTCACHE_FLOAT_UNARY(Asin, std::asin(x))
+AOTCACHE_FLOAT_UNARY(Atan, std::atan(x))
+// Rounding keeps the dtype: integral values are already whole. round is
+// eager's: halves to even (nearbyint in the default rounding mode).
+AOTCACHE_FLOAT_UNARY(Floor, std::floor(x))
+AOTCACHE_FLOAT_UNARY(Ceil, std::ceil(x))
+AOTCACHE_FLOAT_UNARY(Round, std::nearbyint(x))
+AOTCACHE_FLOAT_UNARY(Trunc, std::trunc(x))
 #undef AOTCACHE_FLOAT_UNARY
 
 Results Gelu(const KernelArgs& k) {
@@ -191,6 +200,11 @@ Results Gelu(const KernelArgs& k) {
   });
 }
 
+Results IsNan(const KernelArgs& k) {
+  Tensor out = NewResult(k);
+  Unary<double>(k.tensor(0), out, [](double x) { return x != x ? 1.0 : 0.0; });
+  return std::vector<Tensor>{out};
+}
 Results Eq(const KernelArgs& k) {
   return CompareOp(k, [](double x, double y) { return x == y; });
 }
@@ -266,6 +280,14 @@ const std::vector<Entry>& PointwiseKernels() {
       {"aten.pow.Tensor_Tensor", PowTensor},
       {"aten.maximum.default", Maximum},
       {"aten.atan2.default", Atan2},
+      {"aten.acos.default", Acos},
+      {"aten.asin.default", Asin},
+      {"aten.atan.default", Atan},
+      {"aten.floor.default", Floor},
+      {"aten.ceil.default", Ceil},
+      {"aten.round.default", Round},
+      {"aten.trunc.default", Trunc},
+      {"aten.isnan.default", IsNan},
       {"aten.minimum.default", Minimum},
       {"aten.where.self", Where},
       {"aten.eq.Tensor", Eq},

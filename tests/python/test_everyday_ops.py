@@ -445,3 +445,28 @@ def test_as_strided_in_place_restrides_an_intermediate():
     _compare(f, x)
     got = aot_function(f, server=_compare.server, fallback="error")(x)
     assert got.stride() == f(x).stride()
+
+
+def test_inverse_trigonometry_inside_and_at_the_edges():
+    x = torch.cat([torch.rand(30) * 1.98 - 0.99, torch.tensor([0.0, 0.5, -0.5])])
+    for op in (torch.asin, torch.acos, torch.atan):
+        _compare(op, x.clone().requires_grad_())
+    _compare(torch.atan, (torch.randn(20) * 50).requires_grad_())
+    # Outside [-1, 1]: NaN values, as eager's.
+    _compare(torch.asin, torch.tensor([1.5, -2.0, 0.25], requires_grad=True))
+
+
+def test_rounding_keeps_integers_and_rounds_halves_to_even():
+    halves = torch.tensor([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.49999997, -0.0, 3.7, -3.7])
+    for op in (torch.floor, torch.ceil, torch.round, torch.trunc):
+        _compare(lambda x: op(x) * x, halves.clone().requires_grad_())  # Zero gradient.
+        big = torch.tensor([2 ** 62 + 1, -(2 ** 62) - 3, 7], dtype=torch.int64)
+        got = aot_function(op, server=_compare.server)(big)
+        assert got.dtype == torch.int64 and torch.equal(got, big)
+
+
+def test_isnan():
+    x = torch.tensor([0.0, float("nan"), float("inf"), -1.0, float("-nan")])
+    got = aot_function(lambda x: torch.where(torch.isnan(x), 0.0, x), server=_compare.server)(x)
+    assert torch.equal(got, torch.where(torch.isnan(x), 0.0, x))
+    assert torch.equal(aot_function(torch.isnan, server=_compare.server)(x), torch.isnan(x))

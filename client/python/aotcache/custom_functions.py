@@ -1,17 +1,23 @@
-"""Custom autograd.Functions in a traced graph, as regions of their own.
+"""Custom autograd.Functions and checkpointed regions in a traced graph,
+as regions of their own.
 
 make_fx records a custom Function's forward as plain ops and never its
 backward, so a graph holding one would differentiate the wrong thing. The
 trace records each call instead as one node of the op `aotcache::region`
 (its tensor arguments and the region's key), which no aotcache graph
-holds: graph_split.py makes it an island, and SplitGraph runs the region
-there with the Function's own backward:
+holds: graph_split.py leaves it out of the segments, and SplitGraph runs
+the region there with the Function's own backward:
 
 * torch.compile: Dynamo hands a Function over as the higher-order op
   `autograd_function_apply` with its forward and backward traced into
   graphs of their own. Both are compiled (each an aot_function of its own,
   with its own cache entries) and run as one autograd node: the compiled
   forward under no_grad, the compiled backward on its gradients.
+* torch.compile: torch.utils.checkpoint arrives as
+  `tag_activation_checkpoint` with its body traced: the body is compiled
+  and run without autograd in the forward, and again with it in the
+  backward (recomputed, as eager does), under the random state it first
+  ran with.
 * aot_function: the Function's Python class. It runs through
   `Function.apply` itself, eagerly, between the compiled segments.
 
@@ -34,8 +40,6 @@ import torch.fx
 from . import front_key
 from .errors import ExportError
 from .torch_version import below_autograd, function_apply, storage_key
-
-OP_NAME = "aotcache.region.default"
 
 _lock = threading.Lock()
 _regions: Dict[str, "Region"] = {}

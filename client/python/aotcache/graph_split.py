@@ -248,10 +248,13 @@ def _in_grad_mode(enabled: bool, op: Callable) -> Callable:
 class SplitGraph:
     """A split plan made runnable: its segments compiled by
     `compile_segment(submodule)` (a callable taking the segment's inputs),
-    its islands run in the grad mode they were traced in. Called with the
+    the graphs of its regions (custom_functions.py) by `compile_region`
+    (by default the same), its islands run in the grad mode they were
+    traced in. Called with the
     traced graph's inputs, it returns its outputs. Takes the plan's module."""
 
-    def __init__(self, split: SplitPlan, compile_segment: Callable[[torch.fx.GraphModule], Any]):
+    def __init__(self, split: SplitPlan, compile_segment: Callable[[torch.fx.GraphModule], Any],
+                 compile_region: Optional[Callable[[torch.fx.GraphModule], Any]] = None):
         self.plan = split
         module = split.module
         self.segments: List[Any] = []
@@ -265,7 +268,8 @@ class SplitGraph:
             if node.op != "call_function":
                 continue
             if custom_functions.is_region(node.target):
-                runner = custom_functions.lookup(node.args[1]).runner(compile_segment)
+                runner = custom_functions.lookup(node.args[1]).runner(
+                    compile_region or compile_segment)
                 self.regions.append(runner)
                 node.target = _called(runner, "custom_function")
             if node.meta.get(GRAD_META_KEY, split.grad_enabled) != split.grad_enabled:

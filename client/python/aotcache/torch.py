@@ -419,13 +419,16 @@ class AotFunction:
         return compiled
 
     def _run_split(self, plan: graph_split.SplitPlan, out_spec, guards: Guards) -> _Compiled:
-        def compile_segment(segment: torch.fx.GraphModule) -> AotFunction:
-            return AotFunction(segment, self._server, self._fallback, self._rng,
+        def compile_graph(graph: torch.fx.GraphModule, front: bool) -> AotFunction:
+            return AotFunction(graph, self._server, self._fallback, self._rng,
                                watch_captures=False,
-                               front=front_key.graph_material(segment)
-                               if self._front is not None else None)
+                               front=front_key.graph_material(graph) if front else None)
 
-        split = graph_split.SplitGraph(plan, compile_segment)
+        # A region's graphs are Dynamo's (custom_functions.py): found by
+        # front key as Dynamo's graphs are.
+        split = graph_split.SplitGraph(
+            plan, functools.partial(compile_graph, front=self._front is not None),
+            functools.partial(compile_graph, front=True))
         graph_split.warn(getattr(self._fn, "__name__", "the function"), plan)
         compiled = _Compiled(split, None, out_spec, guards)
         compiled.split = split

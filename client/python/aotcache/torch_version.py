@@ -33,6 +33,10 @@ torch 2.x (2.13 run here through aotcache._core):
   * ops whose semantics changed are recorded through make_fx's
     decomposition_table with the running release's (_DECOMPOSITIONS):
     hardswish's gradient at -3 and 3.
+  * Dynamo records a custom Function as the higher-order op
+    autograd_function_apply (its forward and backward traced into graphs)
+    and torch.utils.checkpoint as tag_activation_checkpoint; their classes'
+    __call__ is ours while a trace may split (_REGION_OPS).
 """
 
 import contextlib
@@ -342,6 +346,7 @@ def below_autograd():
             yield
         finally:
             del guard
+
 
 # torch 2.x: the higher-order ops Dynamo records a custom Function and a
 # checkpointed region as; while a trace may split, each call is recorded as a

@@ -32,6 +32,19 @@ constexpr Formula kFormulas[] = {
     {"aten.tanh.default", 1, "static_cast<C>(vm::tanh(a))"},
     {"aten.sigmoid.default", 1, "static_cast<C>(C(1) / (C(1) + vm::exp(-a)))"},
     {"aten.sqrt.default", 1, "static_cast<C>(vm::sqrt(a))"},
+    {"aten.acos.default", 1, "static_cast<C>(vm::acos(a))"},
+    {"aten.asin.default", 1, "static_cast<C>(vm::asin(a))"},
+    {"aten.atan.default", 1, "static_cast<C>(vm::atan(a))"},
+    // Integral values are whole: kept exactly (no round trip through a
+    // float type); floating ones rounded in double, which is exact.
+    {"aten.floor.default", 1,
+     "static_cast<C>(C(0.5) == C(0) ? a : C(__builtin_floor(a)))"},
+    {"aten.ceil.default", 1,
+     "static_cast<C>(C(0.5) == C(0) ? a : C(__builtin_ceil(a)))"},
+    {"aten.round.default", 1,
+     "static_cast<C>(C(0.5) == C(0) ? a : C(__builtin_nearbyint(a)))"},
+    {"aten.trunc.default", 1,
+     "static_cast<C>(C(0.5) == C(0) ? a : C(__builtin_trunc(a)))"},
     {"aten.rsqrt.default", 1, "static_cast<C>(C(1) / vm::sqrt(a))"},
     // The exponent b is a number: a literal the branches fold on. The
     // exponents eager computes without pow (its pow_tensor_scalar kernel:
@@ -48,6 +61,8 @@ constexpr Formula kFormulas[] = {
      "static_cast<C>(a != a ? a : (b != b ? b : (a > b ? a : b)))"},
     {"aten.minimum.default", 2,
      "static_cast<C>(a != a ? a : (b != b ? b : (a < b ? a : b)))"},
+    {"aten.isnan.default", 1, "static_cast<C>(a != a ? 1.0 : 0.0)",
+     Formula::Operands::kAsDouble},
     {"aten.eq.Tensor", 2, "static_cast<C>(a == b ? 1.0 : 0.0)",
      Formula::Operands::kAsDouble},
     {"aten.eq.Scalar", 2, "static_cast<C>(a == b ? 1.0 : 0.0)",
@@ -135,6 +150,12 @@ float log1pf(float);
 #pragma omp declare simd notinbranch
 float powf(float, float);
 #pragma omp declare simd notinbranch
+float acosf(float);
+#pragma omp declare simd notinbranch
+float asinf(float);
+#pragma omp declare simd notinbranch
+float atanf(float);
+#pragma omp declare simd notinbranch
 double exp(double);
 #pragma omp declare simd notinbranch
 double log(double);
@@ -152,6 +173,12 @@ double expm1(double);
 double log1p(double);
 #pragma omp declare simd notinbranch
 double pow(double, double);
+#pragma omp declare simd notinbranch
+double acos(double);
+#pragma omp declare simd notinbranch
+double asin(double);
+#pragma omp declare simd notinbranch
+double atan(double);
 // CBLAS (OpenBLAS): row-major 101, no transpose 111, transpose 112.
 void cblas_sgemm(int, int, int, int, int, int, float, const float*, int,
                  const float*, int, float, float*, int);
@@ -192,6 +219,9 @@ inline float expm1(float x) { return expm1f(x); }
 inline float log1p(float x) { return log1pf(x); }
 inline float sqrt(float x) { return __builtin_sqrtf(x); }
 inline float pow(float x, float y) { return powf(x, y); }
+inline float acos(float x) { return acosf(x); }
+inline float asin(float x) { return asinf(x); }
+inline float atan(float x) { return atanf(x); }
 inline double exp(double x) { return ::exp(x); }
 inline double log(double x) { return ::log(x); }
 inline double sin(double x) { return ::sin(x); }
@@ -202,6 +232,9 @@ inline double expm1(double x) { return ::expm1(x); }
 inline double log1p(double x) { return ::log1p(x); }
 inline double sqrt(double x) { return __builtin_sqrt(x); }
 inline double pow(double x, double y) { return ::pow(x, y); }
+inline double acos(double x) { return ::acos(x); }
+inline double asin(double x) { return ::asin(x); }
+inline double atan(double x) { return ::atan(x); }
 }  // namespace vm
 
 )";
