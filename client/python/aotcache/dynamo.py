@@ -52,12 +52,6 @@ def aotcache_backend(gm: torch.fx.GraphModule, example_inputs: List[Any],
             _warned.add(reason)
             warnings.warn("aotcache: running a graph eagerly: %s" % reason)
         return gm.forward
-    # torch 2.x hands over a lazy GraphModule that writes its code (and its
-    # submodules') at its first call: done now, not while a trace watches
-    # its attribute reads (guards.ReadRecorder), which would write it into
-    # the watching class.
-    if hasattr(gm, "real_recompile"):
-        gm.real_recompile()
     scalars = _read_as_numbers(gm)
     _check_options(None, options.get("fallback"), options.get("rng", "philox"))
     # Dynamo's graph is its own: no one replaces the tensors it holds, so

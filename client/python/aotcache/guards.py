@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import torch
 
-from .torch_version import ExportError
+from .torch_version import ExportError, write_code
 
 _MISSING = object()
 _PLAIN_SCALARS = (bool, int, float, str, type(None), torch.dtype, torch.device)
@@ -120,6 +120,10 @@ class ReadRecorder:
         self._reads: Dict[Tuple[int, str], Tuple[Dict[str, Any], str, Any]] = {}
 
     def __enter__(self) -> "ReadRecorder":
+        # A lazy GraphModule writes its code (and its submodules') into its
+        # class at its first call: not into a recording class.
+        for x in self._watched:
+            write_code(x)
         for x in self._watched:
             try:
                 # Past a __setattr__ of its own (a frozen dataclass's).

@@ -438,6 +438,25 @@ def storage_numel(t: torch.Tensor) -> int:
     return storage_of(t).nbytes() // t.element_size()
 
 
+# torch 2.x: a GraphModule that writes its Python code at its first call
+# (a compiled segment found by front key is never called itself); torch
+# 1.13 writes it at once.
+try:
+    from torch.fx._lazy_graph_module import _LazyGraphModule as _LazyGraphModuleClass
+except ImportError:  # torch 1.13
+    _LazyGraphModuleClass = torch.fx.GraphModule
+
+
+def graph_module(root: torch.nn.Module, graph: torch.fx.Graph) -> torch.fx.GraphModule:
+    return _LazyGraphModuleClass(root, graph)
+
+
+def write_code(module: Any) -> None:
+    """Writes a lazy GraphModule's code (and its submodules') now."""
+    if hasattr(module, "real_recompile"):
+        module.real_recompile()
+
+
 # torch 1.13: functional_call is torch.nn.utils.stateless's; torch 2.x has
 # torch.func.functional_call (and warns on the other).
 if hasattr(torch, "func") and hasattr(torch.func, "functional_call"):

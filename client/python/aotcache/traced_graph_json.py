@@ -20,7 +20,7 @@ from typing import Any, Dict, List
 import torch
 import torch.fx
 
-from .torch_version import GRAD_META_KEY, op_name
+from .torch_version import GRAD_META_KEY, graph_module, op_name
 
 _MAX_CONSTANT_BYTES = 1 << 20
 _TORCH_ENUMS = (torch.dtype, torch.layout, torch.memory_format)
@@ -80,7 +80,7 @@ def loads(data: Dict[str, Any]) -> torch.fx.GraphModule:
         else:
             raise ValueError("node kind %r" % (op,))
         env[entry["name"]] = node
-    return torch.fx.GraphModule(root, graph)
+    return graph_module(root, graph)
 
 
 def _op(name: str) -> Any:
