@@ -311,6 +311,9 @@ class _CheckpointRunner(RegionRunner):
 
 
 class _Recompute(torch.autograd.Function):
+    """The checkpointed body: run without autograd, then recomputed with
+    it at the backward (torch.utils.checkpoint's contract)."""
+
     @staticmethod
     def forward(ctx, run: _CheckpointRunner, *args):
         ctx.run = run

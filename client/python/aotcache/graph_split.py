@@ -162,7 +162,7 @@ def plan(gm: torch.fx.GraphModule, refused: Dict[torch.fx.Node, str],
     partitions = [p for p in partitions
                   if any(op_name(n.target) not in _NON_COMPUTE for n in p.nodes)]
     in_segments = {n for p in partitions for n in p.nodes}
-    # Custom Functions whose forward and backward compile on their own.
+    # Regions (custom_functions.py) whose graphs compile on their own.
     regions = {n for n in calls if custom_functions.is_region(n.target)
                and custom_functions.lookup(n.args[1]).compiled}
     islands: Dict[Tuple[str, str], Island] = collections.OrderedDict()
@@ -250,8 +250,8 @@ class SplitGraph:
     `compile_segment(submodule)` (a callable taking the segment's inputs),
     the graphs of its regions (custom_functions.py) by `compile_region`
     (by default the same), its islands run in the grad mode they were
-    traced in. Called with the
-    traced graph's inputs, it returns its outputs. Takes the plan's module."""
+    traced in. Called with the traced graph's inputs, it returns its
+    outputs. Takes the plan's module."""
 
     def __init__(self, split: SplitPlan, compile_segment: Callable[[torch.fx.GraphModule], Any],
                  compile_region: Optional[Callable[[torch.fx.GraphModule], Any]] = None):
