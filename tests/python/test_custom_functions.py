@@ -14,6 +14,7 @@ import torch
 import torch.nn as nn
 
 from aotcache.torch import aot_function
+from test_autograd_inside import GradReverse
 
 
 class ScaledClip(torch.autograd.Function):
@@ -31,16 +32,6 @@ class ScaledClip(torch.autograd.Function):
         (x,) = ctx.saved_tensors
         inside = (x.abs() <= 1).to(grad.dtype)
         return grad * ctx.scale * (0.5 + 0.5 * inside), None
-
-
-class GradReverse(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return -grad
 
 
 class Twice(torch.autograd.Function):
@@ -77,22 +68,30 @@ def _train(model, steps, x):
     return losses
 
 
-@pytest.mark.skipif(not hasattr(torch, "compile"), reason="torch.compile needs torch 2")
-def test_torch_compile_compiles_the_function_with_its_own_backward(daemon):
-    import aotcache.dynamo
-    torch._dynamo.reset()
+def _trains_as_eager(model_class, daemon, nothing_eager=False):
+    """model_class() trained 3 steps through torch.compile(backend=
+    "aotcache") and eagerly: the same losses and parameters (and, if
+    `nothing_eager`, no aotcache warning of anything run eagerly)."""
     torch.manual_seed(0)
-    eager = Net()
+    eager = model_class()
     model = copy.deepcopy(eager)
     x = torch.randn(16, 8)
     compiled = torch.compile(model, backend="aotcache", options={"server": daemon})
     with warnings.catch_warnings():
-        warnings.filterwarnings("error", message="aotcache")  # Nothing runs eagerly.
+        if nothing_eager:
+            warnings.filterwarnings("error", message="aotcache")
         got = _train(compiled, 3, x)
     want = _train(eager, 3, x)
     torch.testing.assert_close(torch.stack(got), torch.stack(want))
     for p, q in zip(model.parameters(), eager.parameters()):
         torch.testing.assert_close(p, q)
+
+
+@pytest.mark.skipif(not hasattr(torch, "compile"), reason="torch.compile needs torch 2")
+def test_torch_compile_compiles_the_function_with_its_own_backward(daemon):
+    import aotcache.dynamo
+    torch._dynamo.reset()
+    _trains_as_eager(Net, daemon, nothing_eager=True)
     rows = aotcache.dynamo.cache_info()
     parts = sorted(r["custom_function"] for r in rows if "custom_function" in r)
     assert parts == ["backward", "forward"]
@@ -121,7 +120,7 @@ def test_aot_function_runs_the_function_between_compiled_segments(daemon):
     rows = g.cache_info()
     islands = [r for r in rows if r.get("op")]
     assert [r["op"] for r in islands] == [
-        "custom autograd.Function %s.GradReverse" % __name__]
+        "custom autograd.Function %s.GradReverse" % GradReverse.__module__]
     assert "run through its own apply" in islands[0]["eager"]
     assert sum(1 for r in rows if "segment" in r) == 2
 
@@ -168,18 +167,9 @@ class Checkpointed(nn.Module):
 @pytest.mark.skipif(not hasattr(torch, "compile"), reason="torch.compile needs torch 2")
 def test_torch_compile_recomputes_a_checkpointed_region_in_the_backward(daemon):
     import aotcache.dynamo
-    torch._dynamo.reset()
-    torch.manual_seed(0)
-    eager = Checkpointed()
-    model = copy.deepcopy(eager)
-    x = torch.randn(16, 8)
-    compiled = torch.compile(model, backend="aotcache", options={"server": daemon})
+    torch._dynamo.reset()  # Drops the graphs cache_info() lists: count after it.
     before = len(aotcache.dynamo.cache_info())
-    got = _train(compiled, 3, x)
-    want = _train(eager, 3, x)
-    torch.testing.assert_close(torch.stack(got), torch.stack(want))
-    for p, q in zip(model.parameters(), eager.parameters()):
-        torch.testing.assert_close(p, q)
+    _trains_as_eager(Checkpointed, daemon)
     body = [r for r in aotcache.dynamo.cache_info()[before:] if r.get("checkpoint")]
     # The forward runs the body without autograd, the backward again with it.
     assert sorted(r["mode"] for r in body) == ["inference", "training"]

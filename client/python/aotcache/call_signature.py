@@ -18,8 +18,10 @@ SCALARS = (bool, int, float, str, torch.dtype, torch.device)
 
 
 # What a tensor's type has unless it is a subclass that takes over dispatch
-# (a wrapper such as torch's TwoTensor, whose storage holds no data).
+# (a wrapper such as torch's TwoTensor, whose storage holds no data); the
+# types of every call's tensors, checked once.
 _PLAIN_DISPATCH = getattr(torch.Tensor, "__torch_dispatch__", None)
+_PLAIN_TYPES = {torch.Tensor, torch.nn.Parameter}
 
 
 def signature_in_python(leaves: List[Any], spec: Any,
@@ -42,7 +44,7 @@ def signature_in_python(leaves: List[Any], spec: Any,
     storages: Dict[Any, List[int]] = {}
     facts = []  # Per tensor: its storage's [number, origin], offset, requires_grad, device.
     for t in [a for a in leaves if isinstance(a, torch.Tensor)] + captured:
-        if type(t) is not torch.Tensor and \
+        if type(t) not in _PLAIN_TYPES and \
                 getattr(type(t), "__torch_dispatch__", _PLAIN_DISPATCH) is not _PLAIN_DISPATCH:
             raise TypeError("aot_function takes plain tensors, not a tensor subclass with a "
                             "__torch_dispatch__ of its own (%s)" % type(t).__name__)
