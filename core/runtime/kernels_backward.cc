@@ -11,12 +11,6 @@ namespace {
 
 using Results = absl::StatusOr<std::vector<Tensor>>;
 
-Tensor Contiguous(const Tensor& t) {
-  Tensor c = Tensor::Contiguous(t.shape(), t.dtype());
-  CopyInto(t, c);
-  return c;
-}
-
 double Get(const Tensor& contiguous, int64_t i) {
   return LoadAs<double>(contiguous.storage_data(), contiguous.dtype(), i);
 }
@@ -26,7 +20,7 @@ void Set(const Tensor& contiguous, int64_t i, double v) {
 }
 
 Results Sign(const KernelArgs& k) {
-  Tensor x = Contiguous(k.tensor(0));
+  Tensor x = ContiguousForReading(k.tensor(0));
   Tensor out = k.NewResult(0);
   for (int64_t i = 0; i < x.numel(); ++i) {
     double v = Get(x, i);
@@ -36,8 +30,8 @@ Results Sign(const KernelArgs& k) {
 }
 
 Results GeluBackward(const KernelArgs& k) {
-  Tensor g = Contiguous(k.tensor(0));
-  Tensor x = Contiguous(k.tensor(1));
+  Tensor g = ContiguousForReading(k.tensor(0));
+  Tensor x = ContiguousForReading(k.tensor(1));
   bool tanh_approx = k.arg(2).s == "tanh";
   Tensor out = k.NewResult(0);
   for (int64_t i = 0; i < x.numel(); ++i) {
@@ -74,8 +68,8 @@ void Rows(const std::vector<int64_t>& shape, int64_t dim, F f) {
 }
 
 Results SoftmaxBackward(const KernelArgs& k, bool log) {
-  Tensor g = Contiguous(k.tensor(0));
-  Tensor y = Contiguous(k.tensor(1));
+  Tensor g = ContiguousForReading(k.tensor(0));
+  Tensor y = ContiguousForReading(k.tensor(1));
   int64_t dim = k.arg(2).i;
   if (dim < 0) dim += std::max<int64_t>(y.meta().dim(), 1);
   Tensor out = k.NewResult(0);
@@ -103,11 +97,11 @@ Results LogSoftmaxBackwardData(const KernelArgs& k) {
 }
 
 Results LayerNormBackward(const KernelArgs& k) {
-  Tensor g = Contiguous(k.tensor(0));
-  Tensor x = Contiguous(k.tensor(1));
-  Tensor mean = Contiguous(k.tensor(3));
-  Tensor rstd = Contiguous(k.tensor(4));
-  Tensor w = k.tensor(5).defined() ? Contiguous(k.tensor(5)) : Tensor();
+  Tensor g = ContiguousForReading(k.tensor(0));
+  Tensor x = ContiguousForReading(k.tensor(1));
+  Tensor mean = ContiguousForReading(k.tensor(3));
+  Tensor rstd = ContiguousForReading(k.tensor(4));
+  Tensor w = k.tensor(5).defined() ? ContiguousForReading(k.tensor(5)) : Tensor();
   int64_t n = 1;
   for (int64_t s : k.arg(2).ints) n *= s;
   Tensor gi = k.NewResult(0);

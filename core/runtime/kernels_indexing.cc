@@ -15,28 +15,26 @@ namespace {
 
 using Results = absl::StatusOr<std::vector<Tensor>>;
 
-Tensor Contiguous(const Tensor& t) {
-  Tensor c = Tensor::Contiguous(t.shape(), t.dtype());
-  CopyInto(t, c);
-  return c;
-}
-
 // The indices, each checked against `rows`.
 absl::StatusOr<std::vector<int64_t>> Rows(const Tensor& indices, int64_t rows) {
-  std::vector<int64_t> out;
-  for (double v : indices.ToDoubles()) {
-    out.push_back(static_cast<int64_t>(v));
-    if (v < 0 || v >= static_cast<double>(rows)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("embedding: index ", out.back(), " is out of range for ",
-                       rows, " rows"));
+  Tensor flat = ContiguousForReading(indices);
+  std::vector<int64_t> out(flat.numel());
+  DispatchDType(flat.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = reinterpret_cast<const T*>(flat.storage_data());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int64_t>(p[i]);
+  });
+  for (int64_t i : out) {
+    if (i < 0 || i >= rows) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "embedding: index ", i, " is out of range for ", rows, " rows"));
     }
   }
   return out;
 }
 
 Results Embedding(const KernelArgs& k) {
-  Tensor weight = Contiguous(k.tensor(0));
+  Tensor weight = ContiguousForReading(k.tensor(0));
   int64_t rows = weight.shape()[0], width = weight.shape()[1];
   absl::StatusOr<std::vector<int64_t>> index = Rows(k.tensor(1), rows);
   if (!index.ok()) return index.status();
@@ -49,10 +47,11 @@ Results Embedding(const KernelArgs& k) {
   return std::vector<Tensor>{out};
 }
 
-// Sums each index's gradient rows into its weight row; padding_idx gets
-// none; scale_grad_by_freq divides by how often the index occurs.
+// Sums each index's gradient rows into its weight row, in the order of the
+// indices as eager's index_add does; padding_idx gets none;
+// scale_grad_by_freq divides by how often the index occurs.
 Results EmbeddingDenseBackward(const KernelArgs& k) {
-  std::vector<double> grad = k.tensor(0).ToDoubles();
+  Tensor grad = ContiguousForReading(k.tensor(0));
   Tensor out = k.NewResult(0);
   int64_t rows = out.shape()[0], width = out.shape()[1];
   absl::StatusOr<std::vector<int64_t>> index = Rows(k.tensor(1), rows);
@@ -63,16 +62,23 @@ Results EmbeddingDenseBackward(const KernelArgs& k) {
   if (by_freq) {
     for (int64_t i : *index) ++count[i];
   }
-  std::vector<double> acc(out.numel(), 0.0);
-  for (size_t i = 0; i < index->size(); ++i) {
-    int64_t row = (*index)[i];
-    if (row == padding) continue;
-    double scale = by_freq ? 1.0 / count[row] : 1.0;
-    for (int64_t j = 0; j < width; ++j) {
-      acc[row * width + j] += scale * grad[i * width + j];
+  Tensor acc = out.meta().IsContiguous() && out.meta().offset == 0
+                   ? out
+                   : Tensor::Zeros(ContiguousMeta(out.shape(), out.dtype()));
+  DispatchDType(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* g = reinterpret_cast<const T*>(grad.storage_data());
+    T* w = reinterpret_cast<T*>(acc.storage_data());
+    for (size_t i = 0; i < index->size(); ++i) {
+      int64_t row = (*index)[i];
+      if (row == padding) continue;
+      T scale = by_freq ? T(1) / static_cast<T>(count[row]) : T(1);
+      for (int64_t j = 0; j < width; ++j) {
+        w[row * width + j] += scale * g[i * width + j];
+      }
     }
-  }
-  StoreDoubles(acc, out);
+  });
+  if (!acc.SharesStorageWith(out)) CopyInto(acc, out);
   return std::vector<Tensor>{out};
 }
 

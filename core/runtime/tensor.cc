@@ -80,8 +80,73 @@ void StoreDoubles(const std::vector<double>& values, const Tensor& dst) {
   });
 }
 
+namespace {
+
+// dst's shape with src's (broadcast) strides beside dst's, adjacent dims
+// merged where both operands step through them as one: a contiguous copy
+// becomes one dim, a row-wise one two.
+struct CopyPlan {
+  std::vector<int64_t> shape, dst_stride, src_stride;
+};
+
+CopyPlan MergeDims(const Meta& dst, std::vector<int64_t> src_stride) {
+  CopyPlan plan;
+  for (size_t d = 0; d < dst.shape.size(); ++d) {
+    if (dst.shape[d] == 1) continue;
+    if (!plan.shape.empty() &&
+        plan.dst_stride.back() == dst.stride[d] * dst.shape[d] &&
+        plan.src_stride.back() == src_stride[d] * dst.shape[d]) {
+      plan.shape.back() *= dst.shape[d];
+      plan.dst_stride.back() = dst.stride[d];
+      plan.src_stride.back() = src_stride[d];
+      continue;
+    }
+    plan.shape.push_back(dst.shape[d]);
+    plan.dst_stride.push_back(dst.stride[d]);
+    plan.src_stride.push_back(src_stride[d]);
+  }
+  return plan;
+}
+
+// Same dtype: the innermost dim as a memcpy when both step by one, else a
+// typed loop; the outer dims through ForEachIndex.
+template <typename T>
+void CopySameType(const Tensor& src, const Tensor& dst) {
+  const Meta& m = dst.meta();
+  CopyPlan plan = MergeDims(m, BroadcastStrides(src.meta(), m.shape));
+  T* out = reinterpret_cast<T*>(dst.storage_data());
+  const T* in = reinterpret_cast<const T*>(src.storage_data());
+  if (plan.shape.empty()) {  // One element.
+    out[m.offset] = in[src.meta().offset];
+    return;
+  }
+  const int64_t n = plan.shape.back();
+  const int64_t ds = plan.dst_stride.back(), ss = plan.src_stride.back();
+  plan.shape.pop_back();
+  plan.dst_stride.pop_back();
+  plan.src_stride.pop_back();
+  ForEachIndex(plan.shape, {plan.dst_stride, plan.src_stride},
+               {m.offset, src.meta().offset}, [&](const int64_t* pos) {
+                 T* o = out + pos[0];
+                 const T* i = in + pos[1];
+                 if (ds == 1 && ss == 1) {
+                   std::memmove(o, i, n * sizeof(T));
+                 } else {
+                   for (int64_t j = 0; j < n; ++j) o[j * ds] = i[j * ss];
+                 }
+               });
+}
+
+}  // namespace
+
 void CopyInto(const Tensor& src, const Tensor& dst) {
   const Meta& m = dst.meta();
+  if (src.dtype() == dst.dtype()) {
+    DispatchDType(m.dtype, [&](auto tag) {
+      CopySameType<typename decltype(tag)::type>(src, dst);
+    });
+    return;
+  }
   DispatchDType(dst.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     char* out = dst.storage_data();
@@ -93,6 +158,13 @@ void CopyInto(const Tensor& src, const Tensor& dst) {
                                 LoadAs<T>(in, in_dtype, pos[1]));
                  });
   });
+}
+
+Tensor ContiguousForReading(const Tensor& t) {
+  if (t.meta().offset == 0 && t.meta().IsContiguous()) return t;
+  Tensor c = Tensor::Uninitialized(ContiguousMeta(t.shape(), t.dtype()));
+  CopyInto(t, c);
+  return c;
 }
 
 }  // namespace aotcache

@@ -66,6 +66,11 @@ class Tensor {
   Meta meta_;
 };
 
+// `t` itself when its elements lie row-major from its storage's first
+// element, else a contiguous copy: for kernels that read a tensor as a flat
+// array (never write through the result: it may be the caller's tensor).
+Tensor ContiguousForReading(const Tensor& t);
+
 }  // namespace aotcache
 
 #endif  // AOTCACHE_CORE_RUNTIME_TENSOR_H_
