@@ -101,7 +101,8 @@ Results LayerNormBackward(const KernelArgs& k) {
   Tensor x = ContiguousForReading(k.tensor(1));
   Tensor mean = ContiguousForReading(k.tensor(3));
   Tensor rstd = ContiguousForReading(k.tensor(4));
-  Tensor w = k.tensor(5).defined() ? ContiguousForReading(k.tensor(5)) : Tensor();
+  Tensor w =
+      k.tensor(5).defined() ? ContiguousForReading(k.tensor(5)) : Tensor();
   int64_t n = 1;
   for (int64_t s : k.arg(2).ints) n *= s;
   Tensor gi = k.NewResult(0);

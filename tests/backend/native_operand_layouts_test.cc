@@ -1,7 +1,9 @@
 // Operands the native kernels read only contiguously (contiguous_operands.h)
 // are copied first, so the node still runs in a native kernel: a matrix
 // product of an expanded (stride-0) gradient or a strided slice, a sum of a
-// transposed tensor. Each against the reference backend.
+// transposed tensor; convolutions and layer norms over channels-last images
+// and permuted views are staged through row-major scratch
+// (staged_operands.h). Each against the reference backend.
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -39,6 +41,37 @@ TEST(NativeOperandLayoutsTest, UnreadableLayoutsAreCopiedIntoNativeKernels) {
       p->plan, {Filled({5, 6}, [](int64_t i) { return i * 0.25 - 3; }),
                 Filled({}, [](int64_t) { return 1.5; }),
                 Filled({3}, [](int64_t i) { return i - 1.0; })});
+}
+
+// timm's ConvNeXt: a depthwise convolution of a channels-last image, its
+// backward, and a layer norm over the channels of the image permuted.
+TEST(NativeOperandLayoutsTest, ChannelsLastConvolutionsAndLayerNormsAreStaged) {
+  auto p = Plan(R"json({
+    "inputs": [{"name": "nhwc", "meta": {"shape": [2, 5, 6, 4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "w", "meta": {"shape": [4, 1, 3, 3], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "g", "meta": {"shape": [2, 4, 5, 6], "dtype": "DTYPE_FLOAT32", "is_leaf": true}},
+               {"name": "lw", "meta": {"shape": [4], "dtype": "DTYPE_FLOAT32", "is_leaf": true}}],
+    "nodes": [
+      {"name": "x", "op": "aten.permute.default", "args": [{"node": "nhwc"}, {"ints": {"values": [0, 3, 1, 2]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "y", "op": "aten.convolution.default", "args": [{"node": "x"}, {"node": "w"}, {"none": true}, {"ints": {"values": [1, 1]}}, {"ints": {"values": [1, 1]}}, {"ints": {"values": [1, 1]}}, {"bool": false}, {"ints": {"values": [0, 0]}}, {"int": 4}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "back", "op": "aten.convolution_backward.default", "args": [{"node": "g"}, {"node": "x"}, {"node": "w"}, {"none": true}, {"ints": {"values": [1, 1]}}, {"ints": {"values": [1, 1]}}, {"ints": {"values": [1, 1]}}, {"bool": false}, {"ints": {"values": [0, 0]}}, {"int": 4}, {"ints": {"values": [1, 1, 0]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gx", "op": "getitem", "args": [{"node": "back"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "gw", "op": "getitem", "args": [{"node": "back"}, {"int": 1}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "yt", "op": "aten.permute.default", "args": [{"node": "y"}, {"ints": {"values": [0, 2, 3, 1]}}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "ln", "op": "aten.native_layer_norm.default", "args": [{"node": "yt"}, {"ints": {"values": [4]}}, {"node": "lw"}, {"none": true}, {"float": 1e-6}], "grad_mode": "GRAD_MODE_ENABLED"},
+      {"name": "normed", "op": "getitem", "args": [{"node": "ln"}, {"int": 0}], "grad_mode": "GRAD_MODE_ENABLED"}
+    ],
+    "outputs": ["y", "gx", "gw", "normed"]})json");
+  ASSERT_NE(p, nullptr);
+  v1::NativeProgram native = NativeProgramOf(p->plan);
+  EXPECT_THAT(native.source(), HasSubstr("Run by the runtime's kernels: none"));
+  EXPECT_THAT(native.source(), HasSubstr("staged_inputs"));
+  ExpectNativeMatchesReference(
+      p->plan,
+      {Filled({2, 5, 6, 4}, [](int64_t i) { return (i % 11) * 0.3 - 1.4; }),
+       Filled({4, 1, 3, 3}, [](int64_t i) { return (i % 7) * 0.2 - 0.5; }),
+       Filled({2, 4, 5, 6}, [](int64_t i) { return (i % 5) * 0.4 - 0.9; }),
+       Filled({4}, [](int64_t i) { return 1.0 + 0.25 * i; })});
 }
 
 // A transposed matrix BLAS reads as it is is not copied.

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/backend/native/kernel_patterns.h"
+#include "core/backend/native/staged_operands.h"
 #include "core/graph/conv_inference.h"
 
 namespace aotcache {
@@ -14,6 +15,12 @@ const Meta& TensorMeta(const ResolvedGraph& g, const ResolvedNode& node,
   return g.values[node.args[k].values[0]].meta;
 }
 
+// Whether the kernel takes `m` (input `index` of the kernel, or result
+// `index` of the node) as an operand of `dtype`, staged if strided.
+bool Layout(const Meta& m, DType dtype, bool result, int index, ConvShape* s) {
+  return m.dtype == dtype && StageIfStrided(m, result, index, &s->staged);
+}
+
 // The geometry of arguments x (index `x`), weight and the stride,
 // padding, dilation, transposed, groups that follow `first`.
 bool Geometry(const ResolvedGraph& g, const ResolvedNode& node, int x,
@@ -23,8 +30,8 @@ bool Geometry(const ResolvedGraph& g, const ResolvedNode& node, int x,
   }
   const Meta& input = TensorMeta(g, node, x);
   const Meta& weight = TensorMeta(g, node, x + 1);
-  if (!IsFloating(input.dtype) || !Plain(input, input.dtype) ||
-      !Plain(weight, input.dtype)) {
+  if (!IsFloating(input.dtype) || !Layout(input, input.dtype, false, x, s) ||
+      !Layout(weight, input.dtype, false, x + 1, s)) {
     return false;
   }
   absl::StatusOr<ConvGeometry> geo =
@@ -362,12 +369,16 @@ std::optional<ConvShape> ConvOf(const ResolvedGraph& g,
     if (!Geometry(g, node, 0, 3, &s)) return std::nullopt;
     const DType dtype = TensorMeta(g, node, 0).dtype;
     if (node.args[2].kind == BoundArg::Kind::kTensor) {
-      if (!Plain(TensorMeta(g, node, 2), dtype)) return std::nullopt;
+      if (!Layout(TensorMeta(g, node, 2), dtype, false, 2, &s)) {
+        return std::nullopt;
+      }
       s.bias = true;
     } else if (!node.args[2].is_none()) {
       return std::nullopt;
     }
-    if (!Plain(g.values[node.results[0]].meta, dtype)) return std::nullopt;
+    if (!Layout(g.values[node.results[0]].meta, dtype, true, 0, &s)) {
+      return std::nullopt;
+    }
     return s;
   }
   if (op == "aten.convolution_backward.default") {
@@ -378,10 +389,14 @@ std::optional<ConvShape> ConvOf(const ResolvedGraph& g,
     }
     s.backward = true;
     const DType dtype = TensorMeta(g, node, 1).dtype;
-    if (!Plain(TensorMeta(g, node, 0), dtype)) return std::nullopt;
+    if (!Layout(TensorMeta(g, node, 0), dtype, false, 0, &s)) {
+      return std::nullopt;
+    }
     for (int r = 0; r < 3; ++r) {
       s.mask[r] = node.args[10].ints[r] != 0;
-      if (!Plain(g.values[node.results[r]].meta, dtype)) return std::nullopt;
+      if (!Layout(g.values[node.results[r]].meta, dtype, true, r, &s)) {
+        return std::nullopt;
+      }
     }
     return s;
   }
@@ -390,11 +405,15 @@ std::optional<ConvShape> ConvOf(const ResolvedGraph& g,
 
 std::string ConvSource(const ConvShape& s) {
   Sizes z(s);
+  std::string body;
   if (s.transposed) {
-    return s.backward ? TransposedBackwardSource(s, z)
+    body = s.backward ? TransposedBackwardSource(s, z)
                       : TransposedForwardSource(s, z);
+  } else {
+    body = s.backward ? BackwardSource(s, z) : ForwardSource(s, z);
   }
-  return s.backward ? BackwardSource(s, z) : ForwardSource(s, z);
+  return StagedSource(s.backward ? 3 : 2 + s.bias, s.backward ? 3 : 1, s.staged,
+                      body);
 }
 
 }  // namespace aotcache

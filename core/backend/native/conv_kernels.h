@@ -1,5 +1,6 @@
 // The convolution family in the native backend: convolution and
-// convolution_backward over contiguous floating tensors (1 to 3 spatial
+// convolution_backward over floating tensors (strided ones staged:
+// staged_operands.h; 1 to 3 spatial
 // dims, stride, padding, dilation, groups, transposed: as the input
 // gradient of its dual, ConvGeometry), generated for their geometry as
 // im2col (or col2im) and matrix products through OpenBLAS: sgemm for
@@ -15,7 +16,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "core/backend/native/staged_operands.h"
 #include "core/graph/resolved_graph.h"
 
 namespace aotcache {
@@ -34,10 +37,12 @@ struct ConvShape {
   int64_t batch = 0, channels = 0, out_channels = 0, groups = 1;
   int64_t in[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, out[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dilation[3] = {1, 1, 1};
+  std::vector<StagedTensor> staged;  // Strided operands and results.
 };
 
 // The shape of a convolution or convolution_backward node the generated
-// kernel takes: contiguous operands and results of one floating dtype.
+// kernel takes: operands and results of one floating dtype, the results
+// each dense (any order of dims, no gaps or overlaps).
 std::optional<ConvShape> ConvOf(const ResolvedGraph& g,
                                 const ResolvedNode& node);
 

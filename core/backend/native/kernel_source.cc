@@ -190,11 +190,10 @@ void cblas_dgemm(int, int, int, int, int, int, double, const double*, int,
 // shared by this source's kernels, as a thread runs one kernel at a time.
 namespace {
 struct AotcacheScratch {
-  void* buffer[2] = {nullptr, nullptr};
-  decltype(sizeof(0)) size[2] = {0, 0};
+  void* buffer[12] = {};
+  decltype(sizeof(0)) size[12] = {};
   ~AotcacheScratch() {
-    ::operator delete(buffer[0]);
-    ::operator delete(buffer[1]);
+    for (void* b : buffer) ::operator delete(b);
   }
 };
 void* aotcache_scratch(int slot, decltype(sizeof(0)) bytes) {

@@ -11,12 +11,11 @@ namespace aotcache {
 
 namespace {
 
-// A layer norm's rows and columns: x floating and plain, `normalized` its
-// trailing dims, of at least one element.
+// A layer norm's rows and columns: x floating, `normalized` its trailing
+// dims, of at least one element.
 bool LayerNormRows(const Meta& x, const std::vector<int64_t>& normalized,
                    int64_t* rows, int64_t* cols) {
-  if (!IsFloating(x.dtype) || !Plain(x, x.dtype) ||
-      normalized.size() > x.shape.size() ||
+  if (!IsFloating(x.dtype) || normalized.size() > x.shape.size() ||
       !std::equal(normalized.begin(), normalized.end(),
                   x.shape.end() - normalized.size())) {
     return false;
@@ -28,85 +27,24 @@ bool LayerNormRows(const Meta& x, const std::vector<int64_t>& normalized,
   return true;
 }
 
-// Results r of `node`: plain in `dtype`, of numel[r] elements.
-bool PlainResults(const ResolvedGraph& g, const ResolvedNode& node, DType dtype,
-                  const int64_t (&numel)[3]) {
+// Results r of `node`: in `dtype`, of numel[r] elements, plain but for the
+// first (x's shape), which may be staged.
+bool TakenResults(const ResolvedGraph& g, const ResolvedNode& node, DType dtype,
+                  const int64_t (&numel)[3],
+                  std::vector<StagedTensor>* staged) {
   for (int r = 0; r < 3; ++r) {
     const Meta& m = g.values[node.results[r]].meta;
-    if (!Plain(m, dtype) || m.numel() != numel[r]) return false;
+    if (m.dtype != dtype || m.numel() != numel[r]) return false;
+    if (r == 0 ? !StageIfStrided(m, true, 0, staged) : !Plain(m, dtype)) {
+      return false;
+    }
   }
   return true;
 }
 
-}  // namespace
-
-std::optional<LayerNormShape> LayerNormOf(const ResolvedGraph& g,
-                                          const ResolvedNode& node) {
-  if (node.op->qualified_name != "aten.native_layer_norm.default" ||
-      node.args[0].kind != BoundArg::Kind::kTensor ||
-      !node.args[4].is_number() || node.results.size() != 3) {
-    return std::nullopt;
-  }
-  const Meta& x = g.values[node.args[0].values[0]].meta;
-  const std::vector<int64_t>& normalized = node.args[1].ints;
-  LayerNormShape s;
-  if (!LayerNormRows(x, normalized, &s.rows, &s.cols)) return std::nullopt;
-  s.eps = node.args[4].AsDouble();
-  for (int k : {2, 3}) {
-    const BoundArg& a = node.args[k];
-    if (a.is_none()) continue;
-    if (a.kind != BoundArg::Kind::kTensor) return std::nullopt;
-    const Meta& m = g.values[a.values[0]].meta;
-    if (!Plain(m, x.dtype) || m.shape != normalized) return std::nullopt;
-    (k == 2 ? s.weight : s.bias) = true;
-  }
-  if (!PlainResults(g, node, x.dtype, {x.numel(), s.rows, s.rows})) {
-    return std::nullopt;
-  }
-  return s;
-}
-
-std::optional<LayerNormBackwardShape> LayerNormBackwardOf(
-    const ResolvedGraph& g, const ResolvedNode& node) {
-  if (node.op->qualified_name != "aten.native_layer_norm_backward.default" ||
-      node.results.size() != 3 || node.args[7].ints.size() != 3) {
-    return std::nullopt;
-  }
-  for (int k : {0, 1, 3, 4}) {
-    if (node.args[k].kind != BoundArg::Kind::kTensor) return std::nullopt;
-  }
-  auto meta = [&](int k) -> const Meta& {
-    return g.values[node.args[k].values[0]].meta;
-  };
-  const Meta& x = meta(1);
-  const std::vector<int64_t>& normalized = node.args[2].ints;
-  LayerNormBackwardShape s;
-  if (!LayerNormRows(x, normalized, &s.rows, &s.cols) ||
-      !Plain(meta(0), x.dtype) || meta(0).shape != x.shape) {
-    return std::nullopt;
-  }
-  for (int k : {3, 4}) {
-    if (!Plain(meta(k), x.dtype) || meta(k).numel() != s.rows) {
-      return std::nullopt;
-    }
-  }
-  if (!node.args[5].is_none()) {
-    if (node.args[5].kind != BoundArg::Kind::kTensor ||
-        !Plain(meta(5), x.dtype) || meta(5).shape != normalized) {
-      return std::nullopt;
-    }
-    s.weight = true;
-  }
-  for (int r = 0; r < 3; ++r) s.mask[r] = node.args[7].ints[r] != 0;
-  if (!PlainResults(g, node, x.dtype, {x.numel(), s.cols, s.cols})) {
-    return std::nullopt;
-  }
-  return s;
-}
-
 // As the runtime's kernel: per row, in double, the mean, then the mean of
 // squared deviations, then (x - mean) * rstd * weight + bias.
-std::string LayerNormSource(const LayerNormShape& s) {
+std::string LayerNormBody(const LayerNormShape& s) {
   return absl::Substitute(
       R"(  (void)n;
   const C* __restrict x = static_cast<const C*>(inputs[0]);
@@ -150,7 +88,7 @@ $5$6      yr[c] = static_cast<C>(v);
 // As the runtime's kernel, in double: per row, xhat = (x - mean) * rstd;
 // the input's gradient from the row's sums of g * w and of g * w * xhat;
 // the weight's and the bias's summed over rows (of g * xhat and of g).
-std::string LayerNormBackwardSource(const LayerNormBackwardShape& s) {
+std::string LayerNormBackwardBody(const LayerNormBackwardShape& s) {
   const bool params = s.mask[1] || s.mask[2];
   const std::string cols = absl::StrCat(s.cols);
   const char* w = s.weight ? "static_cast<double>(w[c])" : "1.0";
@@ -205,6 +143,85 @@ std::string LayerNormBackwardSource(const LayerNormBackwardShape& s) {
   }
   if (params) out += "  delete[] acc;\n";
   return out;
+}
+
+}  // namespace
+
+std::optional<LayerNormShape> LayerNormOf(const ResolvedGraph& g,
+                                          const ResolvedNode& node) {
+  if (node.op->qualified_name != "aten.native_layer_norm.default" ||
+      node.args[0].kind != BoundArg::Kind::kTensor ||
+      !node.args[4].is_number() || node.results.size() != 3) {
+    return std::nullopt;
+  }
+  const Meta& x = g.values[node.args[0].values[0]].meta;
+  const std::vector<int64_t>& normalized = node.args[1].ints;
+  LayerNormShape s;
+  if (!LayerNormRows(x, normalized, &s.rows, &s.cols) ||
+      !StageIfStrided(x, false, 0, &s.staged)) {
+    return std::nullopt;
+  }
+  s.eps = node.args[4].AsDouble();
+  for (int k : {2, 3}) {
+    const BoundArg& a = node.args[k];
+    if (a.is_none()) continue;
+    if (a.kind != BoundArg::Kind::kTensor) return std::nullopt;
+    const Meta& m = g.values[a.values[0]].meta;
+    if (!Plain(m, x.dtype) || m.shape != normalized) return std::nullopt;
+    (k == 2 ? s.weight : s.bias) = true;
+  }
+  if (!TakenResults(g, node, x.dtype, {x.numel(), s.rows, s.rows}, &s.staged)) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<LayerNormBackwardShape> LayerNormBackwardOf(
+    const ResolvedGraph& g, const ResolvedNode& node) {
+  if (node.op->qualified_name != "aten.native_layer_norm_backward.default" ||
+      node.results.size() != 3 || node.args[7].ints.size() != 3) {
+    return std::nullopt;
+  }
+  for (int k : {0, 1, 3, 4}) {
+    if (node.args[k].kind != BoundArg::Kind::kTensor) return std::nullopt;
+  }
+  auto meta = [&](int k) -> const Meta& {
+    return g.values[node.args[k].values[0]].meta;
+  };
+  const Meta& x = meta(1);
+  const std::vector<int64_t>& normalized = node.args[2].ints;
+  LayerNormBackwardShape s;
+  if (!LayerNormRows(x, normalized, &s.rows, &s.cols) ||
+      meta(0).dtype != x.dtype || meta(0).shape != x.shape ||
+      !StageIfStrided(meta(0), false, 0, &s.staged) ||
+      !StageIfStrided(x, false, 1, &s.staged)) {
+    return std::nullopt;
+  }
+  for (int k : {3, 4}) {
+    if (!Plain(meta(k), x.dtype) || meta(k).numel() != s.rows) {
+      return std::nullopt;
+    }
+  }
+  if (!node.args[5].is_none()) {
+    if (node.args[5].kind != BoundArg::Kind::kTensor ||
+        !Plain(meta(5), x.dtype) || meta(5).shape != normalized) {
+      return std::nullopt;
+    }
+    s.weight = true;
+  }
+  for (int r = 0; r < 3; ++r) s.mask[r] = node.args[7].ints[r] != 0;
+  if (!TakenResults(g, node, x.dtype, {x.numel(), s.cols, s.cols}, &s.staged)) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::string LayerNormSource(const LayerNormShape& s) {
+  return StagedSource(1 + s.weight + s.bias, 3, s.staged, LayerNormBody(s));
+}
+
+std::string LayerNormBackwardSource(const LayerNormBackwardShape& s) {
+  return StagedSource(4 + s.weight, 3, s.staged, LayerNormBackwardBody(s));
 }
 
 }  // namespace aotcache

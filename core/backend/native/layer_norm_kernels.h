@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/backend/native/staged_operands.h"
 #include "core/graph/dtype.h"
 #include "core/graph/resolved_graph.h"
 
@@ -23,6 +24,7 @@ struct LayerNormShape {
   int64_t rows = 0, cols = 0;
   double eps = 0;
   bool weight = false, bias = false;
+  std::vector<StagedTensor> staged;  // A strided x or result.
 };
 std::string LayerNormSource(const LayerNormShape& shape);
 
@@ -33,12 +35,14 @@ struct LayerNormBackwardShape {
   int64_t rows = 0, cols = 0;
   bool weight = false;
   bool mask[3] = {false, false, false};
+  std::vector<StagedTensor> staged;  // A strided gradient, x or x's gradient.
 };
 std::string LayerNormBackwardSource(const LayerNormBackwardShape& shape);
 
 // native_layer_norm(x, normalized_shape, weight?, bias?, eps) over the
-// trailing dims of a contiguous floating x, with weight and bias contiguous
-// of those dims and results contiguous in x's dtype.
+// trailing dims of a floating x (staged when strided: staged_operands.h),
+// with weight and bias contiguous of those dims and results in x's dtype,
+// the first staged when strided, the mean and rstd contiguous.
 std::optional<LayerNormShape> LayerNormOf(const ResolvedGraph& g,
                                           const ResolvedNode& node);
 
