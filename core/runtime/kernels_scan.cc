@@ -54,7 +54,7 @@ Results Cumsum(const KernelArgs& k) {
 struct Rows {
   Tensor in, values, indices;
   std::vector<int64_t> outer;  // self's shape, 1 along dim.
-  int64_t len, in_step, v_step, ix_step;
+  int64_t len = 0, in_step = 0, v_step = 0, ix_step = 0;
 
   // Calls f(pos) for each row, pos the storage positions of its first
   // element in self, values and indices.
@@ -67,7 +67,10 @@ struct Rows {
 };
 
 Rows RowsOf(const KernelArgs& k, int64_t dim) {
-  Rows r{k.tensor(0), k.NewResult(0), k.NewResult(1)};
+  Rows r;
+  r.in = k.tensor(0);
+  r.values = k.NewResult(0);
+  r.indices = k.NewResult(1);
   const Meta& a = r.in.meta();
   if (dim < 0) dim += std::max<int64_t>(a.dim(), 1);
   auto step = [dim](const Meta& m) { return m.dim() == 0 ? 0 : m.stride[dim]; };
