@@ -1,31 +1,13 @@
 #include "core/backend/native/staged_operands.h"
 
-#include <algorithm>
-
 #include "absl/strings/str_cat.h"
+#include "core/graph/elementwise_layout.h"
 
 namespace aotcache {
 namespace {
 
 constexpr int kMaxStagedInputs = 6, kMaxStagedResults = 3;
 constexpr int kFirstInputSlot = 2, kFirstResultSlot = 8;
-
-// Whether every element of `m` has a place of its own and every place an
-// element: a permutation of a row-major layout.
-bool Dense(const Meta& m) {
-  std::vector<int> dims;
-  for (int d = 0; d < m.dim(); ++d) {
-    if (m.shape[d] != 1) dims.push_back(d);
-  }
-  std::sort(dims.begin(), dims.end(),
-            [&](int a, int b) { return m.stride[a] < m.stride[b]; });
-  int64_t expected = 1;
-  for (int d : dims) {
-    if (m.stride[d] != expected) return false;
-    expected *= m.shape[d];
-  }
-  return true;
-}
 
 // Loops over a staged tensor's elements in row-major order: `body` with
 // `k` (the row-major index) and `at` (the element's place in memory).
@@ -47,7 +29,7 @@ bool StageIfStrided(const Meta& m, bool result, int index,
                     std::vector<StagedTensor>* staged) {
   if (m.IsContiguous()) return true;
   if (index >= (result ? kMaxStagedResults : kMaxStagedInputs)) return false;
-  if (result && !Dense(m)) return false;
+  if (result && !NonOverlappingAndDense(m)) return false;
   for (int64_t st : m.stride) {
     if (st < 0) return false;
   }
