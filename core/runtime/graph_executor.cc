@@ -49,6 +49,25 @@ absl::StatusOr<std::unique_ptr<GraphExecutor>> GraphExecutor::Create(
     }
     e->kernels_.push_back(kernel);
     e->write_back_.push_back(write_back);
+    std::vector<Meta> result_metas;
+    for (int v : node.results)
+      result_metas.push_back(e->resolved_.values[v].meta);
+    if (write_back) {
+      // Computed fresh, then written into self.
+      result_metas[0] =
+          ContiguousMeta(result_metas[0].shape, result_metas[0].dtype);
+    }
+    e->result_metas_.push_back(std::move(result_metas));
+    std::vector<Tensor> numbers(node.args.size());
+    for (size_t k = 0; k < node.args.size(); ++k) {
+      const BoundArg& a = node.args[k];
+      const ArgType type = op.schema.args[k].type;
+      if (a.is_number() &&
+          (type == ArgType::kTensor || type == ArgType::kScalar)) {
+        numbers[k] = NumberTensor(a.AsDouble());
+      }
+    }
+    e->number_args_.push_back(std::move(numbers));
   }
   for (int c = 0; c < e->graph_->constants_size(); ++c) {
     const v1::Constant& proto = e->graph_->constants(c);
@@ -261,6 +280,8 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
   size_t flat_result = 0;
   std::vector<const void*> in;  // A fused kernel's arguments, reused.
   std::vector<void*> out;
+  KernelArgs args;  // Another node's arguments, reused.
+  args.seed = seed;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ResolvedNode& node = g.nodes[n];
     if (!fused_role_.empty() && fused_role_[n] != kNotFused) {
@@ -288,34 +309,26 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
       flat_result += node.results.size();
       continue;
     }
-    const OpSchema& schema = node.op->schema;
-    KernelArgs args;
     args.node = &node;
-    args.seed = seed;
     args.stream = static_cast<uint32_t>(n);
-    args.tensors.resize(node.args.size());
+    args.tensors.assign(node.args.size(), nullptr);
     args.lists.resize(node.args.size());
+    const std::vector<Tensor>& numbers = number_args_[n];
     for (size_t k = 0; k < node.args.size(); ++k) {
       const BoundArg& a = node.args[k];
+      args.lists[k].clear();
       if (a.kind == BoundArg::Kind::kTensor) {
-        args.tensors[k] = values[a.values[0]];
+        args.tensors[k] = &values[a.values[0]];
       } else if (a.kind == BoundArg::Kind::kTensorList) {
         for (int v : a.values) args.lists[k].push_back(values[v]);
-      } else if (a.is_number() && (schema.args[k].type == ArgType::kTensor ||
-                                   schema.args[k].type == ArgType::kScalar)) {
-        args.tensors[k] = NumberTensor(a.AsDouble());
+      } else if (numbers[k].defined()) {
+        args.tensors[k] = &numbers[k];
       }
     }
-    std::vector<Meta> result_metas;
-    for (int v : node.results) result_metas.push_back(g.values[v].meta);
-    if (write_back_[n]) {
-      // Computed fresh, then written into self.
-      result_metas[0] =
-          ContiguousMeta(result_metas[0].shape, result_metas[0].dtype);
-    }
+    const std::vector<Meta>& result_metas = result_metas_[n];
     args.result_metas = &result_metas;
+    args.preallocated.assign(result_metas.size(), Tensor());
     if (!result_slot_.empty()) {
-      args.preallocated.resize(result_metas.size());
       for (size_t r = 0; r < result_metas.size(); ++r) {
         int slot = result_slot_[flat_result + r];
         if (slot < 0 || write_back_[n]) continue;
@@ -329,8 +342,8 @@ absl::StatusOr<std::vector<Tensor>> GraphExecutor::Run(
     flat_result += result_metas.size();
     AOTCACHE_ASSIGN_OR_RETURN(std::vector<Tensor> results, kernels_[n](args));
     if (write_back_[n]) {
-      CopyInto(results[0], args.tensors[0]);
-      results[0] = args.tensors[0];
+      CopyInto(results[0], *args.tensors[0]);
+      results[0] = *args.tensors[0];
     }
     for (size_t r = 0; r < node.results.size(); ++r) {
       values[node.results[r]] = std::move(results[r]);

@@ -74,6 +74,11 @@ class GraphExecutor {
   ResolvedGraph resolved_;
   std::vector<Kernel> kernels_;   // Per resolved node.
   std::vector<bool> write_back_;  // Per node: in place via its counterpart.
+  // Per node: the metas its kernel computes its results in.
+  std::vector<std::vector<Meta>> result_metas_;
+  // Per node, per argument: a number in a tensor slot, as a 0-dim float64
+  // tensor (read only, shared by every Run); undefined for the others.
+  std::vector<std::vector<Tensor>> number_args_;
   std::vector<Tensor> constants_;
   // The buffer plan (empty: every result gets memory of its own).
   std::vector<int> result_slot_;  // Per result, flat over nodes.

@@ -19,8 +19,9 @@ namespace aotcache {
 struct KernelArgs {
   const ResolvedNode* node;
   // Per schema argument: its tensor (Python numbers in tensor slots arrive
-  // as 0-dim float64 tensors), undefined for non-tensors and None.
-  std::vector<Tensor> tensors;
+  // as 0-dim float64 tensors), null for non-tensors and None. They point
+  // into the run's values, which outlive the kernel's call.
+  std::vector<const Tensor*> tensors;
   // Per schema argument: its tensors, for tensor lists.
   std::vector<std::vector<Tensor>> lists;
   const std::vector<Meta>* result_metas;
@@ -32,7 +33,11 @@ struct KernelArgs {
   uint32_t stream = 0;
 
   const BoundArg& arg(int i) const { return node->args[i]; }
-  const Tensor& tensor(int i) const { return tensors[i]; }
+  // Argument i's tensor, undefined for non-tensors and None.
+  const Tensor& tensor(int i) const {
+    static const Tensor* const kUndefined = new Tensor();
+    return tensors[i] != nullptr ? *tensors[i] : *kUndefined;
+  }
   const Meta& result_meta(int r) const { return (*result_metas)[r]; }
   // A zero-filled tensor for result r, in planned memory when there is some.
   Tensor NewResult(int r) const {
