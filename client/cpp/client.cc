@@ -256,6 +256,9 @@ absl::StatusOr<std::unique_ptr<CachedFunction>> Client::Compile(
         f->server_backward_ready_ =
             response.backward() == v1::BACKWARD_STATE_READY;
         f->function_ = *std::move(function);
+        if (f->mode_ == v1::MODE_TRAINING && f->server_backward_ready_) {
+          f->PrefetchBackward();
+        }
         return f;
       }
       if (absl::IsInvalidArgument(function.status())) return function.status();
@@ -316,6 +319,14 @@ v1::CompileRequest CachedFunction::DecodedRequest() const {
   // Encoded by Client::Compile: it decodes.
   (void)request.ParseFromString(request_bytes_);
   return request;
+}
+
+CachedFunction::~CachedFunction() {
+  if (prefetch_.joinable()) prefetch_.join();
+}
+
+void CachedFunction::PrefetchBackward() {
+  prefetch_ = std::thread([this] { (void)EnsureBackward(); });
 }
 
 absl::Status CachedFunction::EnsureBackward() {

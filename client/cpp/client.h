@@ -1,7 +1,9 @@
 // aotcache::Client: compiles graphs through aotcached and runs what comes
 // back. Compile answers a CachedFunction at once with the forward; its
 // Backward fetches the backward artifact the first time it runs (the
-// server compiles it lazily, once for everyone).
+// server compiles it lazily, once for everyone) -- or, when the server has
+// it already, a thread of the function's own fetches it while the caller
+// runs the forward.
 //
 // Which server: ClientOptions::server, else $AOTCACHE_SERVER, else the
 // default daemon on the unix socket in the default data dir -- started by
@@ -25,6 +27,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -115,10 +118,18 @@ class CachedFunction {
   absl::StatusOr<CompiledFunction::Gradients> Backward(
       const std::vector<Tensor>& saved, const std::vector<Tensor>& tangents);
 
+  // Waits for the backward's prefetch, if one runs.
+  ~CachedFunction();
+
  private:
   friend class Client;
   CachedFunction() = default;
   absl::Status EnsureBackward();
+  // A training function whose backward the server has: fetch and load it
+  // on a thread of its own while the caller runs the forward, so that the
+  // first backward does not wait for it. Its error, if any, is the first
+  // Backward's (which fetches again).
+  void PrefetchBackward();
 
   // The request as sent: an encoded v1::CompileRequest (deterministic).
   v1::CompileRequest DecodedRequest() const;
@@ -133,6 +144,7 @@ class CachedFunction {
   std::string bypass_reason_;
   bool server_backward_ready_ = false;
   std::unique_ptr<CompiledFunction> function_;
+  std::thread prefetch_;
   absl::Mutex mu_;
   bool backward_attached_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -122,6 +122,29 @@ TEST_F(ClientTest, LazyBackwardAcrossFourClients) {
   EXPECT_EQ(counters().backward_hits, 1);
 }
 
+TEST_F(ClientTest, ABackwardTheServerHasIsFetchedWhileTheForwardRuns) {
+  v1::Graph graph = testing::LoadGraphOrDie(absl::StrCat("graphs/", kGraph));
+  auto counters = [&] { return daemon_->cache().counters(); };
+  {
+    Client first(options_);
+    auto f = first.Compile(graph);
+    ASSERT_THAT(f, IsOk());
+    ExpectEagerValuesAndGradients(**f);  // The server compiles the backward.
+  }
+  EXPECT_EQ(counters().backward_hits, 0);
+
+  // A new process's compile of it: the backward arrives without a Backward
+  // call, and the first Backward then runs it.
+  Client second(options_);
+  auto f = second.Compile(graph);
+  ASSERT_THAT(f, IsOk());
+  EXPECT_EQ((*f)->backward_state(), v1::BACKWARD_STATE_READY);
+  EXPECT_TRUE(testing::WaitUntil([&] { return counters().backward_hits == 1; },
+                                 absl::Seconds(10)));
+  ExpectEagerValuesAndGradients(**f);
+  EXPECT_EQ(counters().backward_hits, 1);
+}
+
 TEST_F(ClientTest, RepeatsHitWithoutDecoding) {
   Client client(options_);
   for (int i = 0; i < 3; ++i) {
